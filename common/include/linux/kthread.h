@@ -1,0 +1,59 @@
+/**
+ * @file kthread.h
+ * @brief Kernel threads: tasks that run a function on a simulated CPU.
+ *
+ * Rule kept here: a kthread ends only by returning from its function, and
+ * kthread_stop() is the only way to ask it to. Its function must poll
+ * kthread_should_stop() in its loop and in the condition of every wait.
+ * @ingroup cpus
+ */
+#ifndef LINUX_KTHREAD_H
+#define LINUX_KTHREAD_H
+
+#include <linux/sched.h>
+
+/** @addtogroup cpus
+ * @{ */
+
+/**
+ * kthread_run_on_cpu() - start a kernel thread bound to @p cpu.
+ * @param fn     its body; the return value is what kthread_stop() returns.
+ * @param data   passed to @p fn.
+ * @param cpu    the CPU it runs on (it waits there like any task).
+ * @param namefmt printf-style name, e.g. "rcuo/%d".
+ * @return the new task. Never fails (running out of memory is a BUG).
+ */
+__attribute__((format(printf, 4, 5)))
+struct task_struct *kthread_run_on_cpu(int (*fn)(void *), void *data, int cpu,
+				       const char *namefmt, ...);
+
+/**
+ * kthread_run() - start a kernel thread on the next CPU in round-robin order
+ * (deterministic, not load-balanced). See kthread_run_on_cpu().
+ */
+__attribute__((format(printf, 3, 4)))
+struct task_struct *kthread_run(int (*fn)(void *), void *data,
+				const char *namefmt, ...);
+
+/**
+ * kthread_should_stop() - true once kthread_stop() has been called on the
+ * current task. Polling it is not a scheduling point.
+ */
+bool kthread_should_stop(void);
+
+/**
+ * kthread_stop() - tell @p k to stop, wake it from any wait, and wait until
+ * its function has returned. May sleep. Calling it twice on one task, or
+ * on oneself, is a BUG.
+ * @return what @p k's function returned.
+ */
+int kthread_stop(struct task_struct *k);
+
+/**
+ * wake_up_process() - make a task blocked in schedule_timeout() or a
+ * wait_event() re-check its condition. Safe from IRQ context.
+ */
+void wake_up_process(struct task_struct *t);
+
+/** @} */
+#endif

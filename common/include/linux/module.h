@@ -1,0 +1,69 @@
+/**
+ * @file module.h
+ * @brief Loadable modules: shared objects loaded with insmod(), unloaded with rmmod().
+ *
+ * Rule kept here: after rmmod() the module's code is really gone: its pages
+ * are unmapped and fenced off, so a call into them faults every time instead
+ * of running whatever was loaded there next. Before such a call through an
+ * RCU callback, rcu_invoke_callback() reports it by name.
+ * @ingroup modules
+ */
+#ifndef LINUX_MODULE_H
+#define LINUX_MODULE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+/** @addtogroup modules
+ * @{ */
+
+/** Name a module's init function (one per module). @code module_init(mymod_init); @endcode */
+#define module_init(fn) int (*__sim_module_init)(void) = (fn)
+/** Name a module's exit function (one per module). */
+#define module_exit(fn) void (*__sim_module_exit)(void) = (fn)
+/** The module's name, as rmmod() and reports know it. */
+#define MODULE_NAME(n) const char __sim_module_name[] = n
+/** Licence tag; informative only. */
+#define MODULE_LICENSE(l) const char __sim_module_license[] = l
+
+/**
+ * insmod() - load the module in the shared object at @p path and run its
+ * init function. May sleep.
+ * @return 0, or the init function's error (the module is then unloaded),
+ * or -ENOENT if the object cannot be loaded (dlerror() is printed).
+ */
+int insmod(const char *path);
+
+/**
+ * rmmod() - run module @p name's exit function, then unload it: dlclose(),
+ * a check that it is gone, and its old address ranges fenced so any later
+ * call there faults. It does not wait for anything the exit function did not
+ * wait for: that is the module's job (see rcu_barrier()). May sleep.
+ * @return 0, or -ENOENT if no such module is loaded.
+ */
+int rmmod(const char *name);
+
+/**
+ * module_of_address() - the name of the module (loaded or unloaded) whose
+ * code contains @p addr, or NULL for the kernel proper.
+ * @param[out] unloaded set to true if that module has been unloaded.
+ */
+const char *module_of_address(const void *addr, bool *unloaded);
+
+/**
+ * module_is_loaded() - true while module @p name is loaded.
+ */
+bool module_is_loaded(const char *name);
+
+/**
+ * rcu_invoke_callback() - invoke an RCU callback the way the kernel does:
+ * trace it, check that its function does not lie in an unloaded module
+ * (BUG: "callback into unloaded module <name>" otherwise), then call it.
+ * Every callback-invoking loop in the labs calls this instead of
+ * `head->func(head)`. The check can be switched off
+ * (sim_config::check_module_callbacks) to see the real fault.
+ */
+void rcu_invoke_callback(struct rcu_head *head);
+
+/** @} */
+#endif

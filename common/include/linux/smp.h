@@ -1,0 +1,65 @@
+/**
+ * @file smp.h
+ * @brief Cross-CPU function calls and per-CPU variables.
+ *
+ * Rule kept here: a cross-call runs its function on the target CPU in IRQ
+ * context, like any interrupt there. With wait set, the caller does not go on
+ * until every target has *finished* the function; how it waits is a switch
+ * (sim_set_ipi_wait_sleeps()): spinning with its CPU held and preemption off,
+ * as in the kernel, or sleeping, which lets its CPU pass a quiescent state.
+ * @ingroup smp
+ */
+#ifndef LINUX_SMP_H
+#define LINUX_SMP_H
+
+#include <stdbool.h>
+#include <linux/sched.h>
+
+/** @addtogroup smp
+ * @{ */
+
+/** A function for a cross-CPU call; runs in IRQ context. */
+typedef void (*smp_call_func_t)(void *info);
+
+/**
+ * on_each_cpu() - run @p func(@p info) on every CPU, this one included.
+ * @param func function to run, in IRQ context, on each CPU.
+ * @param info its argument.
+ * @param wait nonzero: return only when every CPU has run @p func.
+ *
+ * Disables preemption while it sends, and runs the local call with
+ * interrupts off. Must not be called with interrupts disabled or from IRQ
+ * context (a BUG, as the kernel warns: two CPUs doing so deadlock). With
+ * @p wait zero it promises nothing about when the other CPUs run @p func.
+ */
+void on_each_cpu(smp_call_func_t func, void *info, int wait);
+
+/**
+ * smp_call_function_single() - run @p func(@p info) on @p cpu.
+ * @return 0. On the caller's own CPU the function runs at once with
+ * interrupts off. Same rules as on_each_cpu().
+ */
+int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait);
+
+/**
+ * Declare (or define) a per-CPU variable: one instance per possible CPU.
+ * @code
+ * static DEFINE_PER_CPU(struct rcu_data, rcu_data);
+ * struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+ * @endcode
+ */
+#define DEFINE_PER_CPU(type, name) __typeof__(type) name[NR_CPUS]
+/** Declare a per-CPU variable defined elsewhere. */
+#define DECLARE_PER_CPU(type, name) extern __typeof__(type) name[NR_CPUS]
+/** The instance of per-CPU variable @p var that belongs to @p cpu (an lvalue). */
+#define per_cpu(var, cpu) ((var)[(cpu)])
+/** Pointer to @p cpu's instance; @p ptr is `&var`. */
+#define per_cpu_ptr(ptr, cpu) (&(*(ptr))[(cpu)])
+/**
+ * Pointer to this CPU's instance; @p ptr is `&var`. Stable only while the
+ * task cannot migrate or be interrupted by code that uses the same instance.
+ */
+#define this_cpu_ptr(ptr) per_cpu_ptr(ptr, smp_processor_id())
+
+/** @} */
+#endif

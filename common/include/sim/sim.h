@@ -1,0 +1,156 @@
+/**
+ * @file sim.h
+ * @brief Booting the simulated kernel and steering it from a test.
+ *
+ * Rule kept here: a test forces a schedule only through these controls, never
+ * by sleeping. Holding something (a CPU's interrupts, a named point) stops it
+ * where it stands; sim_run_until_idle() lets everything else run until
+ * nothing can; releasing lets the held thing go on. In deterministic mode
+ * only one task runs at a time and every choice comes from the seed, so a
+ * run replays exactly; in parallel mode the CPUs run for real.
+ * @ingroup control
+ */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** @addtogroup control
+ * @{ */
+
+/** How the simulated CPUs run. */
+enum sim_mode {
+	SIM_DETERMINISTIC, /**< one task at a time, choices from the seed */
+	SIM_PARALLEL,      /**< CPUs run on real threads at once */
+};
+
+/** Boot settings. Start from sim_default_config(). */
+struct sim_config {
+	int nr_cpus;                 /**< 1 .. NR_CPUS; default 4 */
+	enum sim_mode mode;          /**< default SIM_DETERMINISTIC */
+	uint64_t seed;               /**< schedule seed (deterministic mode) */
+	bool auto_time;              /**< jump to the next timer when all tasks block; default true */
+	bool check_module_callbacks; /**< rcu_invoke_callback() checks for unloaded modules; default true */
+	bool ipi_wait_sleeps;        /**< on_each_cpu(wait=1) sleeps instead of spinning; default false */
+	bool trace;                  /**< record the trace; default true */
+	long max_steps;              /**< deterministic mode: scheduling points before a livelock report; default 2000000 */
+	int spin_limit;              /**< deterministic mode: cpu_relax() calls in a row by one task before a livelock report; default 20000 */
+	int livelock_ms;             /**< real-time watchdog: no scheduling point for this long is a livelock; default 10000 */
+};
+
+/**
+ * sim_default_config() - the defaults, with mode and seed taken from the
+ * environment: WORKBOOK_MODE=parallel|deterministic, WORKBOOK_SEED=N.
+ */
+struct sim_config sim_default_config(void);
+
+/**
+ * sim_boot() - start the simulated kernel: its CPUs, their idle tasks, and
+ * the calling thread as the task "test". The test's task holds no CPU: it is
+ * the controller, which may raise interrupts, hold and release things and
+ * call sleeping kernel functions, but must migrate_to_cpu() before it does
+ * anything that needs a CPU (rcu_read_lock(), smp_processor_id(),
+ * local_irq_save()). Call it inside the test (Criterion forks each test;
+ * threads do not survive a fork).
+ */
+void sim_boot(const struct sim_config *cfg);
+
+/**
+ * sim_halt() - stop every kthread still running (kthread_stop()), stop the
+ * CPUs, join every thread, and free the kernel's memory. The caller must be
+ * the task that booted. Returns the number of kmalloc() objects still live
+ * (leaks), each also printed.
+ */
+long sim_halt(void);
+
+/** sim_booted() - true between sim_boot() and sim_halt(). */
+bool sim_booted(void);
+/** The configuration of the running kernel. */
+const struct sim_config *sim_config(void);
+/** The seed of the running kernel's schedule. */
+uint64_t sim_seed(void);
+
+/**
+ * sim_run_until_idle() - let every other task and pending interrupt run
+ * until none can: every task blocked (or held) and no interrupt deliverable.
+ * The caller gives up its CPU meanwhile (a context switch). Virtual time does
+ * not advance. In parallel mode a task that spins forever makes this wait
+ * forever (the test's timeout catches it).
+ */
+void sim_run_until_idle(void);
+
+/**
+ * sim_hold_irqs() - hold interrupts (cross-calls included) for @p cpu: they
+ * stay pending, in order, until sim_release_irqs(). Tasks still run there.
+ * Used to hold a CPU just before it takes a cross-call.
+ */
+void sim_hold_irqs(int cpu);
+/** sim_release_irqs() - deliver @p cpu's held interrupts from its next window on. */
+void sim_release_irqs(int cpu);
+/** sim_irqs_pending() - interrupts waiting for @p cpu. */
+int sim_irqs_pending(int cpu);
+
+/**
+ * sim_point() - a named point that a test can hold a task at. If the test
+ * holds @p name, the task stops here, keeping its CPU (as if that CPU
+ * stalled: no context switch, no quiescent state, its stores not drained)
+ * until released or stepped. Otherwise just a scheduling point.
+ */
+#define sim_point(name) sim_point_at((name), __FILE__, __LINE__)
+/** Implementation of sim_point(). */
+void sim_point_at(const char *name, const char *file, int line);
+/** sim_hold_point() - from now on, stop tasks that reach sim_point(@p name). */
+void sim_hold_point(const char *name);
+/** sim_release_point() - let every task held at @p name go, and stop holding it. */
+void sim_release_point(const char *name);
+/**
+ * sim_step_point() - let @p n tasks through @p name (those waiting first)
+ * while still holding it for the rest.
+ */
+void sim_step_point(const char *name, int n);
+/** sim_tasks_at_point() - how many tasks wait at @p name now. */
+int sim_tasks_at_point(const char *name);
+/** sim_point_passes() - how many times tasks have passed @p name since boot. */
+long sim_point_passes(const char *name);
+
+/** sim_advance_jiffies() - move virtual time on @p n ticks, firing timers as due. */
+void sim_advance_jiffies(unsigned long n);
+/** sim_tick() - one tick on every CPU: advance virtual time by one jiffy. */
+void sim_tick(void);
+
+/**
+ * sim_set_ipi_wait_sleeps() - switch how on_each_cpu(wait=1) waits: false,
+ * spinning with preemption off (the kernel's way); true, sleeping, so the
+ * caller's CPU passes a quiescent state meanwhile (Quick Quiz #4's world).
+ */
+void sim_set_ipi_wait_sleeps(bool sleeps);
+/** sim_set_check_module_callbacks() - switch the unloaded-module check of rcu_invoke_callback(). */
+void sim_set_check_module_callbacks(bool on);
+
+/**
+ * sim_store() - a store that this CPU's store buffer holds back: other CPUs
+ * see it only after this CPU's next barrier (smp_wmb(), smp_store_release(),
+ * smp_mb(), a lock release or a context switch). Tests use it to play a
+ * weakly-ordered CPU, so that a publication without a release barrier is
+ * caught every time. The storing CPU does not see it either until drained.
+ */
+#define sim_store(p, v) sim_store_buffered((p), (long)(v), sizeof(*(p)))
+/** Implementation of sim_store(). */
+void sim_store_buffered(void *p, long v, size_t size);
+
+/** sim_warn_count() - warnings (WARN_ON()) since boot. */
+int sim_warn_count(void);
+
+/**
+ * sim_expect_bug() - the next BUG must contain @p substring in its headline;
+ * any other BUG then aborts (SIGABRT) instead of raising ::BUG_SIGNAL, so a
+ * test that expects one bug is not passed by another.
+ */
+void sim_expect_bug(const char *substring);
+
+/** sim_nr_context_switches() - context switches since boot, all CPUs. */
+unsigned long sim_nr_context_switches(void);
+
+/** @} */
+#endif

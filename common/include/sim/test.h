@@ -1,0 +1,80 @@
+/**
+ * @file test.h
+ * @brief How the workbook's Criterion tests boot, sweep seeds and end.
+ *
+ * Rule kept here: a test passes only by reaching its end. SIM_TEST() wraps
+ * the body so that it ends with sim_test_end(), which halts the kernel and
+ * asserts no leak, no warning and (under Valgrind or LeakSanitizer) no memory
+ * error; a test that exits early, or whose tested code calls exit(), fails.
+ * On any failure the seed, the command that replays it and the timeline's
+ * path are printed.
+ * @ingroup control
+ */
+#ifndef SIM_TEST_H
+#define SIM_TEST_H
+
+#ifdef WORKBOOK_SHIM
+#include <sim/criterion_shim.h>
+#else
+#include <criterion/criterion.h>
+#endif
+#include <sim/sim.h>
+#include <sim/trace.h>
+
+/** @addtogroup control
+ * @{ */
+
+/** Seconds a test may run before it is failed as hung (unless it sets .timeout). */
+#define SIM_TEST_TIMEOUT 60
+
+#ifndef WORKBOOK_LAB
+/** The lab a test binary belongs to (its folder name); CMake sets it. */
+#define WORKBOOK_LAB "common"
+#endif
+
+/** Names the running test, for the replay command and the timeline's file. */
+void sim_test_begin(const char *lab, const char *suite, const char *name);
+/** Criterion .init of every SIM_TEST(): resets per-test state. */
+void sim_test_setup(void);
+/** Criterion .fini of every SIM_TEST(): on failure, prints seed, replay command and timeline. */
+void sim_test_teardown(void);
+/**
+ * sim_test_end() - the last step of every SIM_TEST(): halt the kernel if
+ * booted and assert that nothing leaked and no warning or memory error
+ * happened. Marks the test as having reached its end.
+ */
+void sim_test_end(void);
+
+/**
+ * SIM_TEST() - declare a test: `SIM_TEST(suite, name, .description = "...") { ... }`.
+ * Extra Criterion options (.signal, .timeout, .description) may follow.
+ */
+#define SIM_TEST(suite, name, ...)                                          \
+	static void suite##__##name##__body(void);                           \
+	Test(suite, name, .init = sim_test_setup, .fini = sim_test_teardown,  \
+	     .timeout = SIM_TEST_TIMEOUT, ##__VA_ARGS__)                      \
+	{                                                                     \
+		sim_test_begin(WORKBOOK_LAB, #suite, #name);                  \
+		suite##__##name##__body();                                    \
+		sim_test_end();                                               \
+	}                                                                     \
+	static void suite##__##name##__body(void)
+
+/** A scenario run once per seed by sim_run_seeds(). */
+typedef void (*sim_scenario_fn)(void *arg);
+
+/**
+ * sim_run_seeds() - boot with @p base, run @p fn, halt; once per seed.
+ *
+ * Seeds are 1 .. WORKBOOK_SEEDS (default 20), or just WORKBOOK_SEED when
+ * set; in parallel mode (base->mode or WORKBOOK_MODE) the scenario runs
+ * WORKBOOK_SEEDS times on real threads. A failing run names its seed and the
+ * command that replays it. Each run must leave no leak.
+ */
+void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg);
+
+/** sim_seeds_count() - how many seeds sim_run_seeds() runs. */
+int sim_seeds_count(void);
+
+/** @} */
+#endif

@@ -1,0 +1,142 @@
+/*
+ * bug.c - BUG and WARN reports.
+ *
+ * Rule kept here: a report says where (file:line), who (task, CPU, context)
+ * and how to see it again (seed, replay command, timeline), and a BUG ends
+ * the process by a signal, never by exit(): Criterion counts an exit(0) as a
+ * pass, a signal as a crash.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bug.h>
+#include "internal.h"
+
+void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
+		const char *name, long arg);
+void sim_failure_report(const char *why);
+
+static const char *state_name(const struct task_struct *t)
+{
+	switch (t->state) {
+	case TS_RUNNING:
+		return "running";
+	case TS_BLOCKED:
+		return "blocked";
+	default:
+		return "dead";
+	}
+}
+
+void sim_report_tasks(FILE *f)
+{
+	struct task_struct *t;
+
+	if (!S.tasks.next)
+		return;
+	fprintf(f, "tasks:\n");
+	list_for_each_entry(t, &S.tasks, all_node) {
+		if (t->is_idle && t->state == TS_BLOCKED)
+			continue;
+		fprintf(f, "  %-16s pid %-3d %-8s", t->comm, t->pid, state_name(t));
+		if (t->cpu >= 0)
+			fprintf(f, " on CPU %d", t->cpu);
+		if (t->state == TS_BLOCKED && t->blocked_on)
+			fprintf(f, " waiting for %s", t->blocked_on);
+		if (t->file)
+			fprintf(f, " (last at %s:%d)", t->file, t->line);
+		fputc('\n', f);
+	}
+}
+
+static void where(FILE *f)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t) {
+		fprintf(f, "(not in a simulated task)\n");
+		return;
+	}
+	int irq = t->cpu >= 0 && cpu_of(t->cpu)->hardirq > 0;
+
+	fprintf(f, "task: %s (pid %d), CPU: %d%s\n", t->comm, t->pid, t->cpu,
+		irq ? ", in IRQ context" : "");
+}
+
+static void bug_report_locked(const char *file, int line, const char *fmt, va_list ap)
+{
+	char headline[512];
+
+	vsnprintf(headline, sizeof(headline), fmt, ap);
+	fflush(stdout);
+	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n  ", headline, file, line);
+	where(stderr);
+	sim_report_tasks(stderr);
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_BUG, headline, 0);
+	if (S.expect_bug && !strstr(headline, S.expect_bug)) {
+		fprintf(stderr, "this test expected a BUG containing \"%s\"; this is "
+			"another one\n", S.expect_bug);
+		sim_failure_report("unexpected BUG");
+		abort();
+	}
+	if (!S.expect_bug)
+		sim_failure_report("BUG");
+	fflush(stderr);
+	raise(BUG_SIGNAL);
+	abort();
+}
+
+void sim_bug_locked(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bug_report_locked(file, line, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void sim_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	SIM_LOCK();
+	va_start(ap, fmt);
+	bug_report_locked(file, line, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void sim_warn(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "WARNING: %s\n  at %s:%d\n  ", msg, file, line);
+	where(stderr);
+	SIM_LOCK();
+	S.warns++;
+	SIM_UNLOCK();
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_WARN, msg, 0);
+}
+
+int sim_warn_count(void)
+{
+	SIM_LOCK();
+	int n = S.warns;
+
+	SIM_UNLOCK();
+	return n;
+}
+
+void sim_expect_bug(const char *substring)
+{
+	SIM_LOCK();
+	S.expect_bug = substring;
+	SIM_UNLOCK();
+}

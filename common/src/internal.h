@@ -1,0 +1,161 @@
+/*
+ * internal.h - the simulated kernel's private state.
+ *
+ * Rule kept here: every field below that another task may change is guarded
+ * by S.lock, the one lock of the simulation; the fields marked "atomic" are
+ * also read without it on fast paths. Nothing here is part of the API.
+ */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/interrupt.h>
+#include <linux/timer.h>
+#include <sim/sim.h>
+#include <sim/trace.h>
+
+enum task_state { TS_RUNNING, TS_BLOCKED, TS_DEAD };
+
+struct task_struct {
+	char comm[TASK_COMM_LEN];
+	int pid;
+	pthread_t thread;
+	bool has_thread;
+	pthread_cond_t cv;
+	enum task_state state;
+	const char *blocked_on;     /* what it waits for, for reports */
+	const char *file;           /* where it last reached a scheduling point */
+	int line;
+	int cpu;                    /* CPU held, or -1 */
+	int home;                   /* CPU it runs on when runnable, or -1 */
+	bool on_runq;
+	struct list_head runq_node; /* on a CPU's run queue */
+	struct list_head wait_node; /* on a mutex, completion or wait queue */
+	bool wakeable;              /* wake_up_process()/kthread_stop() may end the wait */
+	bool granted;               /* a completion or mutex was handed to it */
+	struct list_head all_node;
+	int preempt;
+	int rcu_depth;
+	bool is_idle;
+	/* kthreads */
+	int (*fn)(void *);
+	void *data;
+	bool should_stop;
+	bool exited;
+	bool stopped;               /* kthread_stop() was called */
+	int ret;
+	struct task_struct *stopper;
+	/* livelock detection */
+	long relax_streak;
+	const char *held_at;        /* named point it is held at */
+};
+
+struct sim_irq {
+	irq_handler_t fn;
+	void *data;
+	const char *name;
+};
+
+#define SB_MAX 64
+
+struct sim_cpu {
+	int id;
+	struct task_struct *curr;   /* holder; NULL when idle */
+	struct task_struct *idle;   /* takes interrupts while nobody holds the CPU */
+	struct list_head runq;      /* tasks waiting for this CPU, FIFO */
+	_Atomic unsigned long qs;   /* quiescent states (atomic) */
+	bool irqs_off;
+	int hardirq;
+	struct sim_irq *irqs;       /* pending interrupts, a ring */
+	int irq_head, irq_len, irq_cap;
+	_Atomic int nr_irqs;        /* irq_len, for the fast path (atomic) */
+	bool irq_held;
+	struct { void *p; long v; size_t size; } sb[SB_MAX];
+	int sb_len;
+};
+
+struct sim_pointhold {
+	const char *name;
+	bool held;
+	int permits;
+	int waiting;
+	long passes;
+};
+
+#define MAX_POINTS 32
+
+struct sim_state {
+	pthread_mutex_t lock;
+	struct sim_config cfg;
+	bool booted;
+	bool det;
+	struct sim_cpu cpus[NR_CPUS];
+	struct list_head tasks;     /* every task, in pid order */
+	int next_pid;
+	int next_kthread_cpu;
+	int nr_running;
+	struct task_struct *token;  /* deterministic mode: the one task that runs */
+	struct task_struct *boot_task;
+	struct task_struct *quiescer;
+	uint64_t rng;
+	long steps;
+	long relax_streak;          /* scheduling points in a row that were cpu_relax() */
+	_Atomic long progress;      /* non-relax scheduling points (atomic) */
+	unsigned long now_jiffies;
+	struct list_head timers;
+	struct sim_pointhold points[MAX_POINTS];
+	_Atomic unsigned long nr_switches;
+	int warns;
+	const char *expect_bug;
+	pthread_t watchdog;
+	bool watchdog_run;
+	pthread_cond_t watchdog_cv;
+};
+
+extern struct sim_state S;
+extern _Thread_local struct task_struct *sim_current;
+
+static inline struct sim_cpu *cpu_of(int cpu) { return &S.cpus[cpu]; }
+
+/* sched.c: all called with S.lock held */
+void sched_wake_locked(struct task_struct *t);
+void sched_block_locked(struct task_struct *t, const char *what, bool wakeable);
+void sched_block_keep_cpu_locked(struct task_struct *t, const char *what);
+struct task_struct *task_create_locked(const char *name, int home, bool idle,
+				       int (*fn)(void *), void *data);
+void sched_note_progress_locked(void);
+void deliver_irqs(struct task_struct *t);
+bool irq_deliverable_locked(struct sim_cpu *c);
+void raise_irq_locked(int cpu, irq_handler_t fn, void *data, const char *name);
+void sb_drain(struct sim_cpu *c);
+uint64_t sim_rand_locked(void);
+
+/* timer.c */
+void timers_fire_due_locked(void);
+bool timers_next_locked(unsigned long *expires);
+void timers_reset(void);
+
+/* trace.c */
+void trace_reset(int nr_cpus);
+void trace_free(void);
+void trace_on_failure(const char *why);
+
+/* slab.c */
+void slab_reset(void);
+long slab_halt(void);
+
+/* module.c */
+void modules_halt(void);
+
+/* bug.c */
+__attribute__((noreturn)) void sim_bug_locked(const char *file, int line, const char *fmt, ...);
+void sim_report_tasks(FILE *f);
+
+#define SIM_LOCK() pthread_mutex_lock(&S.lock)
+#define SIM_UNLOCK() pthread_mutex_unlock(&S.lock)
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * module.c - loadable modules on dlopen()/dlclose().
+ *
+ * Rule kept here: rmmod() leaves no way to reach the module's old code.
+ * dlclose() alone does not promise that (another object may be loaded at the
+ * same address and silently run instead), so after it we check the object is
+ * gone and map its old ranges PROT_NONE: every later call there faults.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include "internal.h"
+
+void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
+		const char *name, long arg);
+
+#define MAX_RANGES 8
+
+struct module {
+	char name[64];
+	char path[4096];
+	void *handle;
+	bool loaded;
+	int nr_ranges;
+	struct { uintptr_t start, end; } ranges[MAX_RANGES];
+	void (*exit)(void);
+};
+
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct module *modules;
+static int nr_modules, cap_modules;
+
+struct find_ranges {
+	uintptr_t base;
+	struct module *m;
+};
+
+static int collect_ranges(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_ranges *f = arg;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	(void)size;
+	if (info->dlpi_addr != f->base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && f->m->nr_ranges < MAX_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		uintptr_t e = s + ph->p_memsz;
+
+		f->m->ranges[f->m->nr_ranges].start = s & ~(page - 1);
+		f->m->ranges[f->m->nr_ranges].end = (e + page - 1) & ~(page - 1);
+		f->m->nr_ranges++;
+	}
+	return 1;
+}
+
+static struct module *module_find(const char *name, bool loaded_only)
+{
+	for (int i = nr_modules - 1; i >= 0; i--)
+		if (!strcmp(modules[i].name, name) && (!loaded_only || modules[i].loaded))
+			return &modules[i];
+	return NULL;
+}
+
+static struct module *module_new(void)
+{
+	if (nr_modules == cap_modules) {
+		int cap = cap_modules ? 2 * cap_modules : 8;
+		struct module *n = realloc(modules, sizeof(*n) * (size_t)cap);
+
+		if (!n)
+			sim_bug(__FILE__, __LINE__, "out of memory loading a module");
+		modules = n;
+		cap_modules = cap;
+	}
+	struct module *m = &modules[nr_modules++];
+
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+int insmod(const char *path)
+{
+	might_sleep();
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "insmod: %s\n", dlerror());
+		return -ENOENT;
+	}
+	const char *name = dlsym(h, "__sim_module_name");
+	int (**init)(void) = dlsym(h, "__sim_module_init");
+	void (**exit_fn)(void) = dlsym(h, "__sim_module_exit");
+	Dl_info di;
+
+	if (!name || !init || !dladdr((void *)name, &di)) {
+		fprintf(stderr, "insmod: %s has no MODULE_NAME() or module_init()\n", path);
+		dlclose(h);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&mod_lock);
+	if (module_find(name, true)) {
+		pthread_mutex_unlock(&mod_lock);
+		dlclose(h);
+		fprintf(stderr, "insmod: module %s is already loaded\n", name);
+		return -EEXIST;
+	}
+	struct module *m = module_new();
+	struct find_ranges f = { (uintptr_t)di.dli_fbase, m };
+
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->path, sizeof(m->path), "%s", di.dli_fname);
+	m->handle = h;
+	m->loaded = true;
+	m->exit = exit_fn ? *exit_fn : NULL;
+	dl_iterate_phdr(collect_ranges, &f);
+	int (*init_fn)(void) = *init;
+	char tname[64];
+
+	snprintf(tname, sizeof(tname), "%s", m->name);
+	pthread_mutex_unlock(&mod_lock);
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_LOAD, tname, 0);
+	int err = init_fn ? init_fn() : 0;
+
+	if (err) {
+		pthread_mutex_lock(&mod_lock);
+		m = module_find(tname, true);
+		m->loaded = false;
+		dlclose(m->handle);
+		pthread_mutex_unlock(&mod_lock);
+	}
+	return err;
+}
+
+/* Unmap for good: after dlclose(), fence the old ranges so stale calls fault. */
+static void module_unmap(struct module *m)
+{
+	dlclose(m->handle);
+	void *again = dlopen(m->path, RTLD_NOW | RTLD_NOLOAD);
+
+	if (again) {
+		dlclose(again);
+		sim_bug(__FILE__, __LINE__, "rmmod %s: the object is still mapped after "
+			"dlclose() (RTLD_NODELETE or unique symbols?)", m->name);
+	}
+	for (int i = 0; i < m->nr_ranges; i++)
+		mmap((void *)m->ranges[i].start, m->ranges[i].end - m->ranges[i].start,
+		     PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+		     -1, 0);
+	m->loaded = false;
+}
+
+int rmmod(const char *name)
+{
+	might_sleep();
+	pthread_mutex_lock(&mod_lock);
+	struct module *m = module_find(name, true);
+
+	if (!m) {
+		pthread_mutex_unlock(&mod_lock);
+		return -ENOENT;
+	}
+	void (*exit_fn)(void) = m->exit;
+	int idx = (int)(m - modules);
+
+	pthread_mutex_unlock(&mod_lock);
+	if (exit_fn)
+		exit_fn();
+	pthread_mutex_lock(&mod_lock);
+	m = &modules[idx];
+	module_unmap(m);
+	pthread_mutex_unlock(&mod_lock);
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_UNLOAD, name, 0);
+	return 0;
+}
+
+const char *module_of_address(const void *addr, bool *unloaded)
+{
+	uintptr_t a = (uintptr_t)addr;
+	const char *found = NULL;
+
+	pthread_mutex_lock(&mod_lock);
+	for (int i = nr_modules - 1; i >= 0 && !found; i--)
+		for (int r = 0; r < modules[i].nr_ranges; r++)
+			if (a >= modules[i].ranges[r].start && a < modules[i].ranges[r].end) {
+				found = modules[i].name;
+				if (unloaded)
+					*unloaded = !modules[i].loaded;
+				break;
+			}
+	pthread_mutex_unlock(&mod_lock);
+	return found;
+}
+
+bool module_is_loaded(const char *name)
+{
+	pthread_mutex_lock(&mod_lock);
+	bool loaded = module_find(name, true) != NULL;
+
+	pthread_mutex_unlock(&mod_lock);
+	return loaded;
+}
+
+void modules_halt(void)
+{
+	pthread_mutex_lock(&mod_lock);
+	for (int i = 0; i < nr_modules; i++)
+		if (modules[i].loaded) {
+			fprintf(stderr, "warning: module %s still loaded at shutdown; "
+				"unmapping it without its exit function\n", modules[i].name);
+			module_unmap(&modules[i]);
+		}
+	pthread_mutex_unlock(&mod_lock);
+}
+
+void rcu_invoke_callback(struct rcu_head *head)
+{
+	rcu_callback_t fn = head->func;
+	bool unloaded = false;
+	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
+
+	if (mod && unloaded && S.cfg.check_module_callbacks)
+		sim_bug(__FILE__, __LINE__, "callback into unloaded module %s", mod);
+	if (S.cfg.trace) {
+		Dl_info di;
+		const char *sym = NULL;
+
+		if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
+			sym = di.dli_sname;
+		trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_CB_INVOKE,
+			   sym ? sym : (mod ? mod : "callback"), 0);
+	}
+	fn(head);
+}
+
+void sim_set_check_module_callbacks(bool on)
+{
+	SIM_LOCK();
+	S.cfg.check_module_callbacks = on;
+	SIM_UNLOCK();
+}

@@ -1,0 +1,1094 @@
+/*
+ * sched.c - simulated CPUs, tasks and the scheduler.
+ *
+ * Rule kept here: a task runs kernel code only while it holds a CPU (or while
+ * it runs off-CPU as a controller) and, in deterministic mode, only while it
+ * also holds the token. Every hand-over of a CPU or of the token happens under
+ * S.lock at a scheduling point, and every choice between tasks is drawn from
+ * the seeded PRNG, in pid order: the same seed replays the same run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
+#include <linux/wait.h>
+#include "internal.h"
+
+struct sim_state S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+_Thread_local struct task_struct *sim_current;
+int nr_cpu_ids;
+DECLARE_WAIT_QUEUE_HEAD(cpu_qs_wq);
+
+void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
+		const char *name, long arg);
+
+/* splitmix64: small, fast, and the same on every platform. */
+uint64_t sim_rand_locked(void)
+{
+	uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void sched_note_progress_locked(void)
+{
+	S.relax_streak = 0;
+	atomic_fetch_add_explicit(&S.progress, 1, memory_order_relaxed);
+}
+
+static void make_running_locked(struct task_struct *t);
+
+/* A quiescent state on @c: count it and let grace periods re-check. */
+static void note_qs_locked(struct sim_cpu *c)
+{
+	atomic_fetch_add(&c->qs, 1);
+	cpu_qs_wq.seq++;
+	while (!list_empty(&cpu_qs_wq.waiters)) {
+		struct task_struct *w =
+			list_first_entry(&cpu_qs_wq.waiters, struct task_struct, wait_node);
+
+		list_del_init(&w->wait_node);
+		sched_wake_locked(w);
+	}
+}
+
+static void make_running_locked(struct task_struct *t)
+{
+	t->state = TS_RUNNING;
+	t->blocked_on = NULL;
+	t->wakeable = false;
+	S.nr_running++;
+	sched_note_progress_locked();
+	pthread_cond_signal(&t->cv);
+}
+
+static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
+{
+	c->curr = t;
+	t->cpu = c->id;
+	if (!t->is_idle)
+		trace_emit(c->id, t, TR_SWITCH, t->comm, t->pid);
+}
+
+void sched_wake_locked(struct task_struct *t)
+{
+	if (t->state != TS_BLOCKED || t->on_runq || t->held_at)
+		return;
+	if (t->home < 0 || t->cpu == t->home) {
+		make_running_locked(t);
+		return;
+	}
+	struct sim_cpu *c = cpu_of(t->home);
+
+	if (!c->curr) {
+		cpu_give_locked(c, t);
+		make_running_locked(t);
+		return;
+	}
+	t->on_runq = true;
+	t->blocked_on = "a CPU (run queue)";
+	t->wakeable = false;
+	list_add_tail(&t->runq_node, &c->runq);
+}
+
+/* A context switch away from @t: a quiescent state for its CPU. */
+static void cpu_release_locked(struct task_struct *t)
+{
+	if (t->cpu < 0)
+		return;
+	struct sim_cpu *c = cpu_of(t->cpu);
+
+	sb_drain(c);
+	c->curr = NULL;
+	t->cpu = -1;
+	note_qs_locked(c);
+	atomic_fetch_add(&S.nr_switches, 1);
+	if (!list_empty(&c->runq)) {
+		struct task_struct *n =
+			list_first_entry(&c->runq, struct task_struct, runq_node);
+
+		list_del_init(&n->runq_node);
+		n->on_runq = false;
+		cpu_give_locked(c, n);
+		make_running_locked(n);
+		return;
+	}
+	if (!t->is_idle)
+		trace_emit(c->id, NULL, TR_IDLE, "idle", 0);
+	if (irq_deliverable_locked(c))
+		sched_wake_locked(c->idle);
+}
+
+/* Nothing can run on its own: let the test's controller back in, or time on. */
+static bool unstick_locked(void)
+{
+	unsigned long exp;
+
+	if (S.quiescer && S.quiescer->state == TS_BLOCKED) {
+		struct task_struct *q = S.quiescer;
+
+		S.quiescer = NULL;
+		sched_wake_locked(q);
+		sched_note_progress_locked();
+		return true;
+	}
+	if (S.cfg.auto_time && timers_next_locked(&exp)) {
+		if (exp > S.now_jiffies)
+			S.now_jiffies = exp;
+		timers_fire_due_locked();
+		sched_note_progress_locked();
+		return true;
+	}
+	return false;
+}
+
+/* Every runnable task is spinning in cpu_relax() with nothing changing. */
+static bool stalled_locked(void)
+{
+	return S.relax_streak > 16L * (S.nr_running + 2);
+}
+
+static void deadlock_locked(void)
+{
+	sim_bug_locked(__FILE__, __LINE__,
+		       "deadlock: every task is blocked and no timer is armed");
+}
+
+static struct task_struct *det_pick_locked(void)
+{
+	struct task_struct *t;
+	int n;
+
+	for (;;) {
+		n = 0;
+		list_for_each_entry(t, &S.tasks, all_node)
+			if (t->state == TS_RUNNING)
+				n++;
+		if (n && !stalled_locked())
+			break;
+		if (unstick_locked())
+			continue;
+		if (n)
+			break;
+		deadlock_locked();
+	}
+	int k = (int)(sim_rand_locked() % (uint64_t)n);
+
+	list_for_each_entry(t, &S.tasks, all_node)
+		if (t->state == TS_RUNNING && k-- == 0)
+			return t;
+	return NULL; /* not reached */
+}
+
+/* Deterministic mode: hand the token on, then wait to be given it back. */
+static void det_switch_locked(struct task_struct *self)
+{
+	struct task_struct *next = det_pick_locked();
+
+	S.token = next;
+	if (next != self)
+		pthread_cond_signal(&next->cv);
+	while (!(S.token == self && self->state == TS_RUNNING))
+		pthread_cond_wait(&self->cv, &S.lock);
+}
+
+static void par_wait_locked(struct task_struct *self)
+{
+	while (self->state != TS_RUNNING) {
+		if (S.nr_running == 0 && !unstick_locked())
+			deadlock_locked();
+		if (self->state == TS_RUNNING)
+			break;
+		pthread_cond_wait(&self->cv, &S.lock);
+	}
+}
+
+static void sched_wait_locked(struct task_struct *t)
+{
+	if (S.det)
+		det_switch_locked(t);
+	else
+		par_wait_locked(t);
+}
+
+/* A fresh thread waits for its first turn without touching the token. */
+static void wait_first_turn_locked(struct task_struct *t)
+{
+	while (!(t->state == TS_RUNNING && (!S.det || S.token == t)))
+		pthread_cond_wait(&t->cv, &S.lock);
+}
+
+void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
+{
+	t->state = TS_BLOCKED;
+	t->blocked_on = what;
+	t->wakeable = wakeable;
+	S.nr_running--;
+	cpu_release_locked(t);
+	sched_wait_locked(t);
+}
+
+void sched_block_keep_cpu_locked(struct task_struct *t, const char *what)
+{
+	t->state = TS_BLOCKED;
+	t->blocked_on = what;
+	S.nr_running--;
+	sched_wait_locked(t);
+}
+
+static void task_exit_locked(struct task_struct *t)
+{
+	t->exited = true;
+	t->state = TS_DEAD;
+	S.nr_running--;
+	cpu_release_locked(t);
+	if (t->stopper)
+		sched_wake_locked(t->stopper);
+	if (S.det) {
+		struct task_struct *next = det_pick_locked();
+
+		S.token = next;
+		pthread_cond_signal(&next->cv);
+	} else if (S.nr_running == 0) {
+		if (!unstick_locked())
+			deadlock_locked();
+	}
+}
+
+static void *task_main(void *arg)
+{
+	struct task_struct *t = arg;
+
+	sim_current = t;
+	SIM_LOCK();
+	wait_first_turn_locked(t);
+	while (t->is_idle && !t->should_stop) {
+		SIM_UNLOCK();
+		deliver_irqs(t);
+		SIM_LOCK();
+		if (!t->should_stop)
+			sched_block_locked(t, "idle", false);
+	}
+	if (!t->is_idle) {
+		SIM_UNLOCK();
+		int ret = t->fn(t->data);
+
+		SIM_LOCK();
+		t->ret = ret;
+	}
+	task_exit_locked(t);
+	SIM_UNLOCK();
+	return NULL;
+}
+
+struct task_struct *task_create_locked(const char *name, int home, bool idle,
+				       int (*fn)(void *), void *data)
+{
+	struct task_struct *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		sim_bug_locked(__FILE__, __LINE__, "out of memory creating a task");
+	snprintf(t->comm, sizeof(t->comm), "%s", name);
+	t->pid = S.next_pid++;
+	pthread_cond_init(&t->cv, NULL);
+	t->state = TS_BLOCKED;
+	t->blocked_on = idle ? "idle" : "its first run";
+	t->cpu = -1;
+	t->home = home;
+	t->is_idle = idle;
+	t->fn = fn;
+	t->data = data;
+	INIT_LIST_HEAD(&t->runq_node);
+	INIT_LIST_HEAD(&t->wait_node);
+	list_add_tail(&t->all_node, &S.tasks);
+	return t;
+}
+
+static void task_start_locked(struct task_struct *t)
+{
+	int err = pthread_create(&t->thread, NULL, task_main, t);
+
+	if (err)
+		sim_bug_locked(__FILE__, __LINE__, "pthread_create: %s", strerror(err));
+	t->has_thread = true;
+	if (!t->is_idle)
+		sched_wake_locked(t);
+}
+
+/* ---- scheduling points ------------------------------------------------ */
+
+static void livelock_locked(struct task_struct *t, const char *why)
+{
+	sim_bug_locked(t->file ? t->file : "?", t->line,
+		       "livelock: %s (task %s, CPU %d)", why, t->comm, t->cpu);
+}
+
+static void sched_point(const char *file, int line, bool relax)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !S.booted)
+		return;
+	t->file = file;
+	t->line = line;
+	if (relax) {
+		if (++t->relax_streak > S.cfg.spin_limit && S.det) {
+			SIM_LOCK();
+			livelock_locked(t, "spinning in cpu_relax() without progress");
+		}
+	} else {
+		t->relax_streak = 0;
+	}
+	if (S.det) {
+		SIM_LOCK();
+		if (++S.steps > S.cfg.max_steps)
+			livelock_locked(t, "scheduling-point budget exhausted (max_steps)");
+		if (relax)
+			S.relax_streak++;
+		else
+			sched_note_progress_locked();
+		det_switch_locked(t);
+		SIM_UNLOCK();
+	} else if (relax) {
+		sched_yield();
+	} else {
+		atomic_fetch_add_explicit(&S.progress, 1, memory_order_relaxed);
+	}
+	if (t->cpu >= 0 &&
+	    atomic_load_explicit(&cpu_of(t->cpu)->nr_irqs, memory_order_relaxed))
+		deliver_irqs(t);
+}
+
+void sim_sched_point(const char *file, int line)
+{
+	sched_point(file, line, false);
+}
+
+void sim_cpu_relax(const char *file, int line)
+{
+	sched_point(file, line, true);
+}
+
+/* ---- tasks and CPUs, the public side ----------------------------------- */
+
+struct task_struct *current_task(void)
+{
+	return sim_current;
+}
+
+const char *task_comm(const struct task_struct *t)
+{
+	return t ? t->comm : "(none)";
+}
+
+int task_pid(const struct task_struct *t)
+{
+	return t ? t->pid : -1;
+}
+
+int sim_smp_processor_id(const char *file, int line)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		sim_bug(file, line, "smp_processor_id() on a thread that is not a task");
+	if (t->cpu < 0)
+		sim_bug(file, line, "smp_processor_id() by task %s, which holds no CPU",
+			t->comm);
+	return t->cpu;
+}
+
+void preempt_disable(void)
+{
+	if (sim_current)
+		sim_current->preempt++;
+}
+
+void preempt_enable(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		return;
+	if (--t->preempt < 0)
+		sim_bug(__FILE__, __LINE__, "preempt_enable() without preempt_disable()");
+}
+
+int preempt_count(void)
+{
+	return sim_current ? sim_current->preempt : 0;
+}
+
+void sim_might_sleep(const char *file, int line)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !S.booted)
+		return;
+	struct sim_cpu *c = t->cpu >= 0 ? cpu_of(t->cpu) : NULL;
+	int irq = c && c->hardirq > 0, off = c && c->irqs_off;
+
+	if (irq || off || t->preempt || t->rcu_depth)
+		sim_bug(file, line,
+			"sleeping function called from invalid context\n"
+			"in_interrupt(): %d, irqs_disabled(): %d, pid: %d, name: %s\n"
+			"preempt_count: %d, expected: 0\n"
+			"RCU nest depth: %d, expected: 0",
+			irq, off, t->pid, t->comm, t->preempt, t->rcu_depth);
+}
+
+static void switch_to_home_locked(struct task_struct *t, const char *why)
+{
+	t->state = TS_BLOCKED;
+	t->blocked_on = why;
+	S.nr_running--;
+	cpu_release_locked(t);
+	sched_wake_locked(t);
+	sched_wait_locked(t);
+}
+
+void schedule(void)
+{
+	struct task_struct *t = sim_current;
+
+	might_sleep();
+	if (!t)
+		return;
+	SIM_LOCK();
+	switch_to_home_locked(t, "schedule()");
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+void cond_resched(void)
+{
+	struct task_struct *t = sim_current;
+
+	might_sleep();
+	if (!t)
+		return;
+	SIM_LOCK();
+	if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
+		switch_to_home_locked(t, "cond_resched()");
+	else if (t->cpu >= 0)
+		note_qs_locked(cpu_of(t->cpu));
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+void migrate_to_cpu(int cpu)
+{
+	struct task_struct *t = sim_current;
+
+	might_sleep();
+	if (!t)
+		return;
+	if (cpu < -1 || cpu >= nr_cpu_ids)
+		sim_bug(__FILE__, __LINE__, "migrate_to_cpu(%d): no such CPU", cpu);
+	SIM_LOCK();
+	t->home = cpu;
+	switch_to_home_locked(t, "migrate_to_cpu()");
+	SIM_UNLOCK();
+}
+
+unsigned long cpu_quiescent_count(int cpu)
+{
+	return atomic_load(&cpu_of(cpu)->qs);
+}
+
+bool idle_cpu(int cpu)
+{
+	SIM_LOCK();
+	struct sim_cpu *c = cpu_of(cpu);
+	bool idle = !c->curr || (c->curr->is_idle && c->hardirq == 0);
+
+	SIM_UNLOCK();
+	return idle;
+}
+
+void rcu_lock_acquire(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		return;
+	if (t->cpu < 0 && S.booted)
+		sim_bug(__FILE__, __LINE__,
+			"rcu_read_lock() by task %s, which holds no CPU: RCU cannot see "
+			"this reader (call migrate_to_cpu() first)", t->comm);
+	if (t->rcu_depth++ == 0)
+		trace_emit(t->cpu, t, TR_READ_LOCK, "rcu_read_lock", 0);
+	sched_point(__FILE__, __LINE__, false);
+}
+
+void rcu_lock_release(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		return;
+	if (t->rcu_depth <= 0)
+		sim_bug(__FILE__, __LINE__, "rcu_read_unlock() without rcu_read_lock()");
+	if (--t->rcu_depth == 0)
+		trace_emit(t->cpu, t, TR_READ_UNLOCK, "rcu_read_unlock", 0);
+	sched_point(__FILE__, __LINE__, false);
+}
+
+int rcu_read_lock_depth(void)
+{
+	return sim_current ? sim_current->rcu_depth : 0;
+}
+
+unsigned long sim_nr_context_switches(void)
+{
+	return atomic_load(&S.nr_switches);
+}
+
+/* ---- kthreads ---------------------------------------------------------- */
+
+static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
+					 const char *namefmt, va_list ap)
+{
+	char name[TASK_COMM_LEN];
+
+	vsnprintf(name, sizeof(name), namefmt, ap);
+	if (cpu < 0 || cpu >= nr_cpu_ids)
+		sim_bug(__FILE__, __LINE__, "kthread %s: no CPU %d", name, cpu);
+	SIM_LOCK();
+	struct task_struct *t = task_create_locked(name, cpu, false, fn, data);
+
+	task_start_locked(t);
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+	return t;
+}
+
+struct task_struct *kthread_run_on_cpu(int (*fn)(void *), void *data, int cpu,
+				       const char *namefmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, namefmt);
+	struct task_struct *t = kthread_start(fn, data, cpu, namefmt, ap);
+
+	va_end(ap);
+	return t;
+}
+
+struct task_struct *kthread_run(int (*fn)(void *), void *data,
+				const char *namefmt, ...)
+{
+	va_list ap;
+
+	SIM_LOCK();
+	int cpu = S.next_kthread_cpu++ % nr_cpu_ids;
+
+	SIM_UNLOCK();
+	va_start(ap, namefmt);
+	struct task_struct *t = kthread_start(fn, data, cpu, namefmt, ap);
+
+	va_end(ap);
+	return t;
+}
+
+bool kthread_should_stop(void)
+{
+	struct task_struct *t = sim_current;
+	bool stop;
+
+	if (!t)
+		return false;
+	SIM_LOCK();
+	stop = t->should_stop;
+	SIM_UNLOCK();
+	return stop;
+}
+
+static int task_stop_locked(struct task_struct *k)
+{
+	struct task_struct *t = sim_current;
+
+	k->stopped = true;
+	k->should_stop = true;
+	if (k->state == TS_BLOCKED && (k->wakeable || k->is_idle)) {
+		list_del_init(&k->wait_node);
+		sched_wake_locked(k);
+	}
+	while (!k->exited) {
+		k->stopper = t;
+		sched_block_locked(t, "kthread_stop()", false);
+	}
+	return k->ret;
+}
+
+int kthread_stop(struct task_struct *k)
+{
+	struct task_struct *t = sim_current;
+
+	might_sleep();
+	if (!k || k == t || k->is_idle)
+		sim_bug(__FILE__, __LINE__, "kthread_stop() of %s by itself or of a non-kthread",
+			task_comm(k));
+	SIM_LOCK();
+	if (k->stopped)
+		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s) called twice", k->comm);
+	int ret = task_stop_locked(k);
+
+	SIM_UNLOCK();
+	return ret;
+}
+
+void wake_up_process(struct task_struct *t)
+{
+	SIM_LOCK();
+	if (t->state == TS_BLOCKED && t->wakeable) {
+		list_del_init(&t->wait_node);
+		sched_wake_locked(t);
+	}
+	SIM_UNLOCK();
+}
+
+/* ---- points ------------------------------------------------------------ */
+
+static struct sim_pointhold *point_find_locked(const char *name, bool create)
+{
+	for (int i = 0; i < MAX_POINTS; i++) {
+		struct sim_pointhold *p = &S.points[i];
+
+		if (p->name && !strcmp(p->name, name))
+			return p;
+		if (!p->name && create) {
+			p->name = name;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+void sim_point_at(const char *name, const char *file, int line)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !S.booted)
+		return;
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (p && p->held) {
+		if (p->permits > 0) {
+			p->permits--;
+		} else {
+			t->file = file;
+			t->line = line;
+			t->held_at = p->name;
+			p->waiting++;
+			trace_emit(t->cpu, t, TR_HOLD, p->name, 0);
+			sched_block_keep_cpu_locked(t, p->name);
+		}
+	}
+	if (p)
+		p->passes++;
+	SIM_UNLOCK();
+	sched_point(file, line, false);
+}
+
+void sim_hold_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (!p)
+		sim_bug_locked(__FILE__, __LINE__, "too many named points (max %d)", MAX_POINTS);
+	p->held = true;
+	p->permits = 0;
+	SIM_UNLOCK();
+}
+
+static void point_let_go_locked(struct sim_pointhold *p, int n)
+{
+	struct task_struct *t;
+
+	list_for_each_entry(t, &S.tasks, all_node) {
+		if (n == 0)
+			break;
+		if (t->held_at && !strcmp(t->held_at, p->name)) {
+			t->held_at = NULL;
+			p->waiting--;
+			sched_wake_locked(t);
+			n--;
+		}
+	}
+	if (n > 0)
+		p->permits += n;
+}
+
+void sim_release_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+
+	if (p) {
+		p->held = false;
+		p->permits = 0;
+		point_let_go_locked(p, p->waiting);
+	}
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+void sim_step_point(const char *name, int n)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (p)
+		point_let_go_locked(p, n);
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+int sim_tasks_at_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+	int n = p ? p->waiting : 0;
+
+	SIM_UNLOCK();
+	return n;
+}
+
+long sim_point_passes(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+	long n = p ? p->passes : 0;
+
+	SIM_UNLOCK();
+	return n;
+}
+
+void sim_run_until_idle(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		return;
+	if (t->cpu >= 0)
+		might_sleep();
+	SIM_LOCK();
+	S.quiescer = t;
+	t->state = TS_BLOCKED;
+	t->blocked_on = "sim_run_until_idle()";
+	S.nr_running--;
+	cpu_release_locked(t);
+	sched_wait_locked(t);
+	S.quiescer = NULL;
+	SIM_UNLOCK();
+}
+
+/* ---- store buffer ------------------------------------------------------ */
+
+void sb_drain(struct sim_cpu *c)
+{
+	for (int i = 0; i < c->sb_len; i++)
+		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
+	c->sb_len = 0;
+}
+
+void sim_store_buffered(void *p, long v, size_t size)
+{
+	struct task_struct *t = sim_current;
+
+	if (size > sizeof(long))
+		sim_bug(__FILE__, __LINE__, "sim_store() of a %zu-byte object", size);
+	if (!t || t->cpu < 0 || !S.booted) {
+		memcpy(p, &v, size);
+		return;
+	}
+	struct sim_cpu *c = cpu_of(t->cpu);
+
+	if (c->sb_len == SB_MAX)
+		sb_drain(c);
+	c->sb[c->sb_len].p = p;
+	c->sb[c->sb_len].v = v;
+	c->sb[c->sb_len].size = size;
+	c->sb_len++;
+}
+
+void sim_fence(int order)
+{
+	struct task_struct *t = sim_current;
+
+	(void)order;
+	if (t && t->cpu >= 0 && S.booted && cpu_of(t->cpu)->sb_len)
+		sb_drain(cpu_of(t->cpu));
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* ---- boot and halt ----------------------------------------------------- */
+
+static long env_long(const char *name, long def)
+{
+	const char *s = getenv(name);
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	long v = strtol(s, &end, 0);
+
+	return *end ? def : v;
+}
+
+struct sim_config sim_default_config(void)
+{
+	const char *mode = getenv("WORKBOOK_MODE");
+	struct sim_config cfg = {
+		.nr_cpus = 4,
+		.mode = (mode && !strcmp(mode, "parallel")) ? SIM_PARALLEL
+							    : SIM_DETERMINISTIC,
+		.seed = (uint64_t)env_long("WORKBOOK_SEED", 1),
+		.auto_time = true,
+		.check_module_callbacks = true,
+		.ipi_wait_sleeps = false,
+		.trace = true,
+		.max_steps = 2000000,
+		.spin_limit = 20000,
+		.livelock_ms = 10000,
+	};
+	return cfg;
+}
+
+void watchdog_start(void);
+void watchdog_stop(void);
+
+void sim_boot(const struct sim_config *cfg)
+{
+	struct sim_config c = cfg ? *cfg : sim_default_config();
+
+	if (S.booted)
+		sim_bug(__FILE__, __LINE__, "sim_boot() while already booted");
+	if (c.nr_cpus < 1 || c.nr_cpus > NR_CPUS)
+		sim_bug(__FILE__, __LINE__, "sim_boot(): nr_cpus %d out of 1..%d",
+			c.nr_cpus, NR_CPUS);
+	SIM_LOCK();
+	S.cfg = c;
+	S.det = c.mode == SIM_DETERMINISTIC;
+	S.rng = c.seed * 0x2545f4914f6cdd1dull + 1;
+	S.steps = 0;
+	S.relax_streak = 0;
+	S.now_jiffies = 0;
+	S.next_pid = 0;
+	S.next_kthread_cpu = 0;
+	S.nr_running = 0;
+	S.quiescer = NULL;
+	S.warns = 0;
+	S.expect_bug = NULL;
+	atomic_store(&S.nr_switches, 0);
+	memset(S.points, 0, sizeof(S.points));
+	INIT_LIST_HEAD(&S.tasks);
+	INIT_LIST_HEAD(&cpu_qs_wq.waiters);
+	cpu_qs_wq.seq = 0;
+	nr_cpu_ids = c.nr_cpus;
+	for (int i = 0; i < NR_CPUS; i++) {
+		struct sim_cpu *p = &S.cpus[i];
+
+		free(p->irqs);
+		memset(p, 0, sizeof(*p));
+		p->id = i;
+		INIT_LIST_HEAD(&p->runq);
+	}
+	trace_reset(c.nr_cpus);
+	timers_reset();
+	slab_reset();
+	S.booted = true;
+
+	struct task_struct *t = task_create_locked("test", 0, false, NULL, NULL);
+
+	sim_current = t;
+	S.boot_task = t;
+	S.token = t;
+	t->home = -1;
+	make_running_locked(t);
+	for (int i = 0; i < c.nr_cpus; i++) {
+		char name[TASK_COMM_LEN];
+
+		snprintf(name, sizeof(name), "swapper/%d", i);
+		S.cpus[i].idle = task_create_locked(name, i, true, NULL, NULL);
+		task_start_locked(S.cpus[i].idle);
+	}
+	SIM_UNLOCK();
+	watchdog_start();
+}
+
+long sim_halt(void)
+{
+	struct task_struct *self = sim_current, *t, *n;
+
+	if (!S.booted)
+		return 0;
+	if (self != S.boot_task)
+		sim_bug(__FILE__, __LINE__, "sim_halt() from a task other than the one that booted");
+	modules_halt();
+	SIM_LOCK();
+	self->preempt = 0;
+	self->rcu_depth = 0;
+	for (;;) {
+		struct task_struct *k = NULL;
+
+		list_for_each_entry(t, &S.tasks, all_node)
+			if (t != self && !t->is_idle && !t->exited && !t->stopped) {
+				k = t;
+				break;
+			}
+		if (!k)
+			break;
+		task_stop_locked(k);
+	}
+	for (int i = 0; i < nr_cpu_ids; i++)
+		task_stop_locked(S.cpus[i].idle);
+	S.booted = false;
+	S.det = false;
+	SIM_UNLOCK();
+	watchdog_stop();
+	list_for_each_entry_safe(t, n, &S.tasks, all_node) {
+		if (t->has_thread)
+			pthread_join(t->thread, NULL);
+		pthread_cond_destroy(&t->cv);
+		list_del(&t->all_node);
+		free(t);
+	}
+	for (int i = 0; i < NR_CPUS; i++) {
+		free(S.cpus[i].irqs);
+		S.cpus[i].irqs = NULL;
+	}
+	sim_current = NULL;
+	timers_reset();
+	return slab_halt();
+}
+
+bool sim_booted(void)
+{
+	return S.booted;
+}
+
+const struct sim_config *sim_config(void)
+{
+	return &S.cfg;
+}
+
+uint64_t sim_seed(void)
+{
+	return S.cfg.seed;
+}
+
+/* ---- the real-time watchdog ------------------------------------------- */
+
+static void *watchdog_main(void *arg)
+{
+	long last = -1;
+	int still_ms = 0;
+
+	(void)arg;
+	SIM_LOCK();
+	while (S.watchdog_run) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&S.watchdog_cv, &S.lock, &ts);
+		if (!S.watchdog_run)
+			break;
+		long now = S.det ? S.steps : atomic_load(&S.progress);
+
+		if (now != last || S.quiescer) {
+			last = now;
+			still_ms = 0;
+			continue;
+		}
+		still_ms += 100;
+		if (still_ms >= S.cfg.livelock_ms) {
+			struct task_struct *t = S.det ? S.token : NULL;
+
+			sim_bug_locked(t && t->file ? t->file : "?", t ? t->line : 0,
+				       "livelock: no scheduling point reached for %d ms%s%s",
+				       still_ms, t ? "; running: " : "", t ? t->comm : "");
+		}
+	}
+	SIM_UNLOCK();
+	return NULL;
+}
+
+void watchdog_start(void)
+{
+	SIM_LOCK();
+	S.watchdog_run = true;
+	pthread_cond_init(&S.watchdog_cv, NULL);
+	SIM_UNLOCK();
+	pthread_create(&S.watchdog, NULL, watchdog_main, NULL);
+}
+
+void watchdog_stop(void)
+{
+	SIM_LOCK();
+	S.watchdog_run = false;
+	pthread_cond_signal(&S.watchdog_cv);
+	SIM_UNLOCK();
+	pthread_join(S.watchdog, NULL);
+	pthread_cond_destroy(&S.watchdog_cv);
+}
+
+/* ---- delays ------------------------------------------------------------ */
+
+struct sleeper {
+	struct timer_list timer;
+	struct task_struct *task;
+};
+
+static void sleeper_fire(struct timer_list *tl)
+{
+	struct sleeper *s = container_of(tl, struct sleeper, timer);
+
+	wake_up_process(s->task);
+}
+
+long schedule_timeout(long timeout)
+{
+	struct task_struct *t = sim_current;
+	struct sleeper s = { .task = t };
+	unsigned long expires;
+
+	might_sleep();
+	if (!t)
+		return 0;
+	expires = sim_jiffies() + (unsigned long)timeout;
+	timer_setup(&s.timer, sleeper_fire, 0);
+	mod_timer(&s.timer, expires);
+	SIM_LOCK();
+	if (S.now_jiffies < expires)
+		sched_block_locked(t, "schedule_timeout()", true);
+	SIM_UNLOCK();
+	del_timer_sync(&s.timer);
+	unsigned long now = sim_jiffies();
+
+	return now >= expires ? 0 : (long)(expires - now);
+}
+
+void msleep(unsigned int ms)
+{
+	unsigned long until = sim_jiffies() + ms;
+
+	while (sim_jiffies() < until)
+		schedule_timeout((long)(until - sim_jiffies()));
+}

@@ -1,0 +1,155 @@
+/*
+ * test.c - the harness every workbook test runs in.
+ *
+ * Rule kept here: a test passes only by reaching sim_test_end(). Leaving any
+ * other way (exit(), _exit(), a crash, a hang) is a failure, and every
+ * failure tells how to replay it.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sim/test.h>
+#include <valgrind/valgrind.h>
+#include <valgrind/memcheck.h>
+#include "internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HAVE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HAVE_LSAN 1
+#endif
+#endif
+#ifdef HAVE_LSAN
+int __lsan_do_recoverable_leak_check(void);
+#endif
+
+extern char sim_replay_cmd[1024];
+extern char sim_failure_tag[256];
+void sim_failure_report(const char *why);
+
+static bool in_test, reached_end;
+static char test_id[256];
+
+static void early_exit(const char *how, int code)
+{
+	fflush(stdout);
+	fprintf(stderr, "\nBUG: %s(%d) called before the test reached its end: "
+		"the test fails (an early exit never counts as a pass)\n", how, code);
+	sim_failure_report("early exit");
+	fflush(stderr);
+	signal(SIGABRT, SIG_DFL);
+	abort();
+}
+
+static void exit_guard(void)
+{
+	if (in_test && !reached_end)
+		early_exit("exit", 0);
+}
+
+/* Student code is linked with -Wl,--wrap=_exit,--wrap=_Exit: catch those too. */
+void __real__exit(int code) __attribute__((noreturn));
+void __wrap__exit(int code)
+{
+	if (in_test && !reached_end)
+		early_exit("_exit", code);
+	__real__exit(code);
+}
+
+void __real__Exit(int code) __attribute__((noreturn));
+void __wrap__Exit(int code)
+{
+	if (in_test && !reached_end)
+		early_exit("_Exit", code);
+	__real__Exit(code);
+}
+
+void sim_test_begin(const char *lab, const char *suite, const char *name)
+{
+	snprintf(test_id, sizeof(test_id), "%s/%s", suite, name);
+	snprintf(sim_failure_tag, sizeof(sim_failure_tag), "%s-%s-%s", lab, suite, name);
+	snprintf(sim_replay_cmd, sizeof(sim_replay_cmd),
+		 "./workbook check %s --test %s", lab, test_id);
+}
+
+void sim_test_setup(void)
+{
+	static bool registered;
+
+	if (!registered) {
+		atexit(exit_guard);
+		at_quick_exit(exit_guard);
+		registered = true;
+	}
+	in_test = true;
+	reached_end = false;
+	setvbuf(stdout, NULL, _IONBF, 0);
+}
+
+void sim_test_teardown(void)
+{
+	if (in_test && !reached_end) {
+		fprintf(stderr, "test %s did not reach its end\n", test_id);
+		sim_failure_report(test_id);
+	}
+	in_test = false;
+}
+
+void sim_test_end(void)
+{
+	long leaks = sim_booted() ? sim_halt() : 0;
+
+	cr_assert(leaks == 0, "%ld kmalloc()ed object(s) never kfree()d (listed on stderr)",
+		  leaks);
+	if (RUNNING_ON_VALGRIND) {
+		unsigned long leaked = 0, dubious = 0, reachable = 0, suppressed = 0;
+
+		VALGRIND_DO_LEAK_CHECK;
+		VALGRIND_COUNT_LEAKS(leaked, dubious, reachable, suppressed);
+		unsigned errors = VALGRIND_COUNT_ERRORS;
+
+		cr_assert(errors == 0 && leaked == 0,
+			  "Valgrind: %u memory error(s), %lu byte(s) definitely leaked "
+			  "(details on stderr)", errors, leaked);
+		(void)dubious;
+		(void)reachable;
+		(void)suppressed;
+	}
+#ifdef HAVE_LSAN
+	cr_assert(__lsan_do_recoverable_leak_check() == 0,
+		  "LeakSanitizer found leaks (details on stderr)");
+#endif
+	reached_end = true;
+}
+
+int sim_seeds_count(void)
+{
+	const char *s = getenv("WORKBOOK_SEEDS");
+	int n = s ? atoi(s) : 0;
+
+	return n > 0 ? n : 20;
+}
+
+void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg)
+{
+	const char *one = getenv("WORKBOOK_SEED");
+	int n = (one && *one) ? 1 : sim_seeds_count();
+
+	for (int i = 0; i < n; i++) {
+		struct sim_config cfg = *base;
+
+		if (one && *one)
+			cfg.seed = strtoull(one, NULL, 0);
+		else
+			cfg.seed = (uint64_t)i + 1;
+		sim_boot(&cfg);
+		fn(arg);
+		long leaks = sim_halt();
+
+		cr_assert(leaks == 0, "seed %llu: %ld kmalloc()ed object(s) never kfree()d",
+			  (unsigned long long)cfg.seed, leaks);
+	}
+}

@@ -1,0 +1,165 @@
+/*
+ * timer.c - virtual time and timers.
+ *
+ * Rule kept here: jiffies move only under S.lock, by the test's hand or by
+ * the scheduler when nothing else can run; a timer's function runs in IRQ
+ * context on the timer's CPU, through that CPU's "timer" interrupt, which
+ * looks the timer up on the armed list, never through a stale pointer.
+ */
+#include <linux/timer.h>
+#include <linux/sched.h>
+#include "internal.h"
+
+unsigned long sim_jiffies(void)
+{
+	SIM_LOCK();
+	unsigned long j = S.now_jiffies;
+
+	SIM_UNLOCK();
+	return j;
+}
+
+void timers_reset(void)
+{
+	INIT_LIST_HEAD(&S.timers);
+}
+
+static void run_timers(void *arg)
+{
+	int cpu = (int)(long)arg;
+
+	SIM_LOCK();
+	for (;;) {
+		struct timer_list *t, *due = NULL;
+
+		list_for_each_entry(t, &S.timers, entry)
+			if (t->cpu == cpu && t->expires <= S.now_jiffies) {
+				due = t;
+				break;
+			}
+		if (!due)
+			break;
+		list_del_init(&due->entry);
+		due->pending = false;
+		due->running++;
+		SIM_UNLOCK();
+		due->function(due);
+		SIM_LOCK();
+		due->running--;
+	}
+	SIM_UNLOCK();
+}
+
+void timers_fire_due_locked(void)
+{
+	bool raised[NR_CPUS] = { false };
+	struct timer_list *t;
+
+	list_for_each_entry(t, &S.timers, entry)
+		if (t->expires <= S.now_jiffies && !raised[t->cpu]) {
+			raised[t->cpu] = true;
+			raise_irq_locked(t->cpu, run_timers, (void *)(long)t->cpu, "timer");
+		}
+}
+
+bool timers_next_locked(unsigned long *expires)
+{
+	struct timer_list *t;
+	bool any = false;
+
+	list_for_each_entry(t, &S.timers, entry)
+		if (!any || t->expires < *expires) {
+			*expires = t->expires;
+			any = true;
+		}
+	return any;
+}
+
+void timer_setup(struct timer_list *t, timer_func_t fn, unsigned int flags)
+{
+	(void)flags;
+	INIT_LIST_HEAD(&t->entry);
+	t->function = fn;
+	t->expires = 0;
+	t->cpu = 0;
+	t->pending = false;
+	t->running = 0;
+}
+
+int mod_timer(struct timer_list *t, unsigned long expires)
+{
+	struct task_struct *cur = sim_current;
+
+	SIM_LOCK();
+	int was = t->pending;
+
+	if (was)
+		list_del_init(&t->entry);
+	t->expires = expires;
+	t->cpu = cur && cur->cpu >= 0 ? cur->cpu : 0;
+	t->pending = true;
+	list_add_tail(&t->entry, &S.timers);
+	if (expires <= S.now_jiffies)
+		timers_fire_due_locked();
+	SIM_UNLOCK();
+	sim_sched_point(__FILE__, __LINE__);
+	return was;
+}
+
+int del_timer(struct timer_list *t)
+{
+	SIM_LOCK();
+	int was = t->pending;
+
+	if (was) {
+		list_del_init(&t->entry);
+		t->pending = false;
+	}
+	SIM_UNLOCK();
+	return was;
+}
+
+int del_timer_sync(struct timer_list *t)
+{
+	int was = 0;
+
+	if (in_irq())
+		sim_bug(__FILE__, __LINE__, "del_timer_sync() from IRQ context "
+			"(from the timer's own function it would wait for itself)");
+	for (;;) {
+		was |= del_timer(t);
+		SIM_LOCK();
+		int running = t->running;
+
+		SIM_UNLOCK();
+		if (!running)
+			break;
+		cpu_relax();
+	}
+	return was;
+}
+
+bool timer_pending(const struct timer_list *t)
+{
+	SIM_LOCK();
+	bool p = t->pending;
+
+	SIM_UNLOCK();
+	return p;
+}
+
+void sim_advance_jiffies(unsigned long n)
+{
+	while (n--) {
+		SIM_LOCK();
+		S.now_jiffies++;
+		timers_fire_due_locked();
+		SIM_UNLOCK();
+		sim_sched_point(__FILE__, __LINE__);
+	}
+}
+
+void sim_tick(void)
+{
+	sim_advance_jiffies(1);
+}
