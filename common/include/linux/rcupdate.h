@@ -27,5 +27,20 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func);
 /** Wait until every callback queued before the call has been invoked (labs 3, 4). */
 void rcu_barrier(void);
 
+/*
+ * The callback machinery's life cycle: lab 2 (one global queue) and lab 4
+ * (per-CPU queues) define these; tests call them after sim_boot() and
+ * before sim_halt().
+ */
+/** Start the kthread(s) that invoke callbacks after grace periods. */
+void rcu_callbacks_init(void);
+/**
+ * Stop them. Callbacks still queued are dropped without being invoked: call
+ * rcu_barrier() (or let them run) first.
+ */
+void rcu_callbacks_exit(void);
+/** Most callbacks invoked in one pass (default 10, as Linux's blimit). */
+void rcu_set_blimit(int n);
+
 /** @} */
 #endif
