@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <linux/compiler.h>
 
 /** @addtogroup sync
  * @{ */
