@@ -33,6 +33,12 @@ static inline void INIT_LIST_HEAD(struct list_head *list)
 	list->prev = list;
 }
 
+/**
+ * __list_add() - link @p new between the adjacent entries @p prev and
+ * @p next. The internal step of list_add() and list_add_tail(); the store
+ * into `prev->next` comes last, but it is only WRITE_ONCE(): it publishes
+ * nothing to concurrent readers (that is lab 1's __list_add_rcu()).
+ */
 static inline void __list_add(struct list_head *new, struct list_head *prev,
 			      struct list_head *next)
 {
@@ -54,6 +60,11 @@ static inline void list_add_tail(struct list_head *new, struct list_head *head)
 	__list_add(new, head->prev, head);
 }
 
+/**
+ * __list_del() - make the entries @p prev and @p next point at each other,
+ * unlinking whatever lay between them. The internal step of list_del() and
+ * lab 1's list_del_rcu(); it does not touch the unlinked entry.
+ */
 static inline void __list_del(struct list_head *prev, struct list_head *next)
 {
 	next->prev = prev;

@@ -46,6 +46,7 @@ int rmmod(const char *name);
 /**
  * module_of_address() - the name of the module (loaded or unloaded) whose
  * code contains @p addr, or NULL for the kernel proper.
+ * @param addr any address, typically a callback's function.
  * @param[out] unloaded set to true if that module has been unloaded.
  */
 const char *module_of_address(const void *addr, bool *unloaded);

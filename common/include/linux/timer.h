@@ -41,6 +41,8 @@ struct timer_list {
 
 /**
  * timer_setup() - prepare @p t to run @p fn; it is not armed.
+ * @param t     the timer.
+ * @param fn    the function it runs when it fires, in IRQ context.
  * @param flags unused (kept for the kernel's signature).
  */
 void timer_setup(struct timer_list *t, timer_func_t fn, unsigned int flags);
