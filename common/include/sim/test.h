@@ -20,6 +20,7 @@
 #endif
 #include <sim/sim.h>
 #include <sim/trace.h>
+#include <linux/bug.h>
 
 /** @addtogroup control
  * @{ */
@@ -51,8 +52,11 @@ void sim_test_end(void);
  */
 #define SIM_TEST(suite, name, ...)                                          \
 	static void suite##__##name##__body(void);                           \
+	_Pragma("GCC diagnostic push")                                        \
+	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")                 \
 	Test(suite, name, .init = sim_test_setup, .fini = sim_test_teardown,  \
 	     .timeout = SIM_TEST_TIMEOUT, ##__VA_ARGS__)                      \
+	_Pragma("GCC diagnostic pop")                                         \
 	{                                                                     \
 		sim_test_begin(WORKBOOK_LAB, #suite, #name);                  \
 		suite##__##name##__body();                                    \
