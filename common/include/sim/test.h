@@ -56,12 +56,12 @@ void sim_test_end(void);
 	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")                 \
 	Test(suite, name, .init = sim_test_setup, .fini = sim_test_teardown,  \
 	     .timeout = SIM_TEST_TIMEOUT, ##__VA_ARGS__)                      \
-	_Pragma("GCC diagnostic pop")                                         \
 	{                                                                     \
 		sim_test_begin(WORKBOOK_LAB, #suite, #name);                  \
 		suite##__##name##__body();                                    \
 		sim_test_end();                                               \
 	}                                                                     \
+	_Pragma("GCC diagnostic pop")                                         \
 	static void suite##__##name##__body(void)
 
 /** A scenario run once per seed by sim_run_seeds(). */
