@@ -918,9 +918,9 @@ void sim_boot(const struct sim_config *cfg)
 	t->home = -1;
 	make_running_locked(t);
 	for (int i = 0; i < c.nr_cpus; i++) {
-		char name[TASK_COMM_LEN];
+		char name[32];
 
-		snprintf(name, sizeof(name), "swapper/%d", i);
+		snprintf(name, sizeof(name), "swapper/%d", i % 100);
 		S.cpus[i].idle = task_create_locked(name, i, true, NULL, NULL);
 		task_start_locked(S.cpus[i].idle);
 	}
