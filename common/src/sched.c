@@ -1022,7 +1022,8 @@ static void *watchdog_main(void *arg)
 			struct task_struct *t = S.det ? S.token : NULL;
 
 			sim_bug_locked(t && t->file ? t->file : "?", t ? t->line : 0,
-				       "livelock: no scheduling point reached for %d ms%s%s",
+				       "livelock: no progress for %d ms: tasks only spin in "
+				       "cpu_relax() or never reach a scheduling point%s%s",
 				       still_ms, t ? "; running: " : "", t ? t->comm : "");
 		}
 	}

@@ -42,6 +42,7 @@ static char *trace_of(uint64_t seed)
 	size_t len = 0;
 
 	cfg.seed = seed;
+	cfg.mode = SIM_DETERMINISTIC;
 	sim_boot(&cfg);
 	shared = 0;
 	for (long i = 0; i < 3; i++)
@@ -85,6 +86,7 @@ SIM_TEST(determinism, livelock_is_reported_not_hung, .signal = BUG_SIGNAL, .time
 {
 	struct sim_config cfg = sim_default_config();
 
+	cfg.livelock_ms = 2000;	/* parallel mode: the watchdog reports it */
 	sim_boot(&cfg);
 	sim_expect_bug("livelock");
 	kthread_stop(kthread_run_on_cpu(spin_forever, NULL, 1, "spinner"));
@@ -94,6 +96,7 @@ SIM_TEST(determinism, run_until_idle_returns_beside_a_spinner)
 {
 	struct sim_config cfg = sim_default_config();
 
+	cfg.mode = SIM_DETERMINISTIC;	/* spinners are recognised only here */
 	sim_boot(&cfg);
 	flag_nobody_sets = 0;
 	struct task_struct *k = kthread_run_on_cpu(spin_forever, NULL, 1, "spinner");

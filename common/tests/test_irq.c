@@ -135,6 +135,7 @@ SIM_TEST(smp, held_cpu_holds_up_waiting_caller)
 	struct sim_config cfg = sim_default_config();
 	int returned = 0;
 
+	cfg.mode = SIM_DETERMINISTIC;	/* run_until_idle() beside a spinning caller */
 	sim_boot(&cfg);
 	atomic_set(&ran_mask, 0);
 	sim_hold_irqs(2);                       /* CPU 2 will not take the cross-call */

@@ -3,6 +3,7 @@
 #include <linux/completion.h>
 #include <linux/smp.h>
 #include <linux/interrupt.h>
+#include <linux/wait.h>
 #include <sim/test.h>
 
 static struct completion done;
@@ -89,8 +90,8 @@ SIM_TEST(sched, context_switch_is_quiescent_state)
 	cr_assert(idle_cpu(3), "a CPU nobody holds is idle");
 	struct task_struct *k = kthread_run_on_cpu(yielder, NULL, 3, "yielder");
 
-	for (int i = 0; i < 10; i++)
-		sim_sched_point(__FILE__, __LINE__);
+	/* Sleep until CPU 3 has passed a few quiescent states (no time involved). */
+	wait_event(cpu_qs_wq, cpu_quiescent_count(3) > before + 2);
 	kthread_stop(k);
 	cr_assert_gt(cpu_quiescent_count(3), before + 1,
 		     "schedule() on CPU 3 must count quiescent states there");
