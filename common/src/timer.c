@@ -19,9 +19,12 @@ unsigned long sim_jiffies(void)
 	return j;
 }
 
+static void (*tick_hook)(int cpu);
+
 void timers_reset(void)
 {
 	INIT_LIST_HEAD(&S.timers);
+	tick_hook = NULL;
 }
 
 static void run_timers(void *arg)
@@ -148,11 +151,31 @@ bool timer_pending(const struct timer_list *t)
 	return p;
 }
 
+/* The scheduling-clock interrupt: what the kernel's tick does for RCU. */
+static void tick_irq(void *arg)
+{
+	SIM_LOCK();
+	void (*hook)(int) = tick_hook;
+
+	SIM_UNLOCK();
+	if (hook)
+		hook((int)(long)arg);
+}
+
+void sim_set_tick_hook(void (*hook)(int cpu))
+{
+	SIM_LOCK();
+	tick_hook = hook;
+	SIM_UNLOCK();
+}
+
 void sim_advance_jiffies(unsigned long n)
 {
 	while (n--) {
 		SIM_LOCK();
 		S.now_jiffies++;
+		for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			raise_irq_locked(cpu, tick_irq, (void *)(long)cpu, "tick");
 		timers_fire_due_locked();
 		SIM_UNLOCK();
 		sim_sched_point(__FILE__, __LINE__);

@@ -73,3 +73,24 @@ SIM_TEST(timer, msleep_jumps_virtual_time_when_all_block)
 	kthread_stop(kthread_run_on_cpu(sleeper, &woke_at, 1, "sleeper"));
 	cr_assert_eq(woke_at, 20, "msleep(20) from time 0 wakes at jiffy 20, not %lu", woke_at);
 }
+
+static int ticks_seen[4];
+
+static void count_tick(int cpu)
+{
+	if (in_interrupt())
+		ticks_seen[cpu]++;
+}
+
+SIM_TEST(timer, tick_runs_on_every_cpu_each_jiffy)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	sim_set_tick_hook(count_tick);
+	sim_advance_jiffies(3);
+	sim_run_until_idle();
+	for (int cpu = 0; cpu < 4; cpu++)
+		cr_assert_eq(ticks_seen[cpu], 3, "CPU %d saw %d ticks in IRQ context, not 3",
+			     cpu, ticks_seen[cpu]);
+}

@@ -73,10 +73,13 @@ uint64_t sim_seed(void);
 
 /**
  * sim_run_until_idle() - let every other task and pending interrupt run
- * until none can: every task blocked (or held) and no interrupt deliverable.
- * The caller gives up its CPU meanwhile (a context switch). Virtual time does
- * not advance. In parallel mode a task that spins forever makes this wait
- * forever (the test's timeout catches it).
+ * until none can: every task blocked (or held at a point) and no interrupt
+ * deliverable, or, in deterministic mode, the only runnable tasks spinning in
+ * cpu_relax() on something nothing else will change (a held CPU, a flag the
+ * test owns). The caller gives up its CPU meanwhile (a context switch).
+ * Virtual time does not advance. In parallel mode a spinning task makes this
+ * wait until the livelock watchdog fires: tests that leave a task spinning
+ * pin cfg.mode = SIM_DETERMINISTIC.
  */
 void sim_run_until_idle(void);
 
@@ -114,10 +117,21 @@ int sim_tasks_at_point(const char *name);
 /** sim_point_passes() - how many times tasks have passed @p name since boot. */
 long sim_point_passes(const char *name);
 
-/** sim_advance_jiffies() - move virtual time on @p n ticks, firing timers as due. */
+/**
+ * sim_advance_jiffies() - move virtual time on @p n ticks. Each tick raises
+ * the scheduling-clock interrupt on every CPU (which calls the tick hook, if
+ * set) and fires the timers that are due. (The automatic jump of
+ * sim_config::auto_time fires timers only, without ticks.)
+ */
 void sim_advance_jiffies(unsigned long n);
 /** sim_tick() - one tick on every CPU: advance virtual time by one jiffy. */
 void sim_tick(void);
+/**
+ * sim_set_tick_hook() - call @p hook(cpu) in IRQ context from every tick on
+ * every CPU (as the kernel's tick calls into RCU); NULL removes it. Reset at
+ * each boot.
+ */
+void sim_set_tick_hook(void (*hook)(int cpu));
 
 /**
  * sim_set_ipi_wait_sleeps() - switch how on_each_cpu(wait=1) waits: false,
