@@ -92,6 +92,7 @@ struct sim_state {
 	pthread_mutex_t lock;
 	struct sim_config cfg;
 	bool booted;
+	bool ever_booted;           /* a kernel ran in this process: reports name its seed */
 	bool det;
 	struct sim_cpu cpus[NR_CPUS];
 	struct list_head tasks;     /* every task, in pid order */

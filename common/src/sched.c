@@ -909,6 +909,7 @@ void sim_boot(const struct sim_config *cfg)
 	timers_reset();
 	slab_reset();
 	S.booted = true;
+	S.ever_booted = true;
 
 	struct task_struct *t = task_create_locked("test", 0, false, NULL, NULL);
 

@@ -8,6 +8,7 @@
  */
 #include <linux/timer.h>
 #include <linux/sched.h>
+#include <linux/module.h>
 #include "internal.h"
 
 unsigned long sim_jiffies(void)
@@ -25,6 +26,16 @@ void timers_reset(void)
 {
 	INIT_LIST_HEAD(&S.timers);
 	tick_hook = NULL;
+}
+
+/* A timer whose function went away with its module: name it before the fault. */
+static void check_not_unloaded(const void *fn, const char *what)
+{
+	bool unloaded = false;
+	const char *mod = module_of_address(fn, &unloaded);
+
+	if (mod && unloaded && S.cfg.check_module_callbacks)
+		sim_bug(__FILE__, __LINE__, "%s into unloaded module %s", what, mod);
 }
 
 static void run_timers(void *arg)
@@ -46,6 +57,7 @@ static void run_timers(void *arg)
 		due->pending = false;
 		due->running++;
 		SIM_UNLOCK();
+		check_not_unloaded((const void *)(uintptr_t)due->function, "timer");
 		due->function(due);
 		SIM_LOCK();
 		due->running--;

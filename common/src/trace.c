@@ -415,11 +415,14 @@ void sim_failure_report(const char *why)
 	const char *dir = getenv("WORKBOOK_TRACE_DIR");
 	char path[1200];
 
-	fprintf(stderr, "  seed: %llu (%s mode)\n", (unsigned long long)S.cfg.seed,
-		S.cfg.mode == SIM_PARALLEL ? "parallel" : "deterministic");
-	if (sim_replay_cmd[0])
+	if (S.ever_booted)
+		fprintf(stderr, "  seed: %llu (%s mode)\n", (unsigned long long)S.cfg.seed,
+			S.cfg.mode == SIM_PARALLEL ? "parallel" : "deterministic");
+	if (sim_replay_cmd[0] && S.ever_booted)
 		fprintf(stderr, "  replay: WORKBOOK_SEED=%llu %s\n",
 			(unsigned long long)S.cfg.seed, sim_replay_cmd);
+	else if (sim_replay_cmd[0])
+		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
 	if (!rings)
 		return;
 	if (!dir || !*dir)
