@@ -1,0 +1,43 @@
+# Checkers.cmake - what the presets asan, tsan and valgrind add to a build.
+#
+# WORKBOOK_CHECKER (cache): "" (plain), asan (AddressSanitizer + UBSan),
+# tsan (ThreadSanitizer; the tests run on the Criterion shim, since TSan
+# cannot run Criterion), valgrind (memcheck following Criterion's workers;
+# each test asks Valgrind at its end, see sim_test_end()).
+set(WORKBOOK_CHECKER "" CACHE STRING "Checker the tests run under: none, asan, tsan or valgrind")
+set_property(CACHE WORKBOOK_CHECKER PROPERTY STRINGS "" asan tsan valgrind)
+
+if(WORKBOOK_CHECKER STREQUAL "asan")
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(WORKBOOK_CHECKER STREQUAL "tsan")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+  add_compile_definitions(WORKBOOK_SHIM)
+elseif(WORKBOOK_CHECKER STREQUAL "valgrind")
+  # Valgrind 3.19 does not read clang's DWARF 5.
+  add_compile_options(-gdwarf-4)
+  find_program(WORKBOOK_VALGRIND valgrind REQUIRED)
+  # Prefixed to every test command by add_test() (target property
+  # CROSSCOMPILING_EMULATOR, initialised from this variable).
+  set(CMAKE_CROSSCOMPILING_EMULATOR
+      env WORKBOOK_SEEDS=3
+      ${WORKBOOK_VALGRIND} -q --trace-children=yes --leak-check=full
+      --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
+      --keep-debuginfo=yes)
+elseif(NOT WORKBOOK_CHECKER STREQUAL "")
+  message(FATAL_ERROR "WORKBOOK_CHECKER must be empty, asan, tsan or valgrind, not '${WORKBOOK_CHECKER}'")
+endif()
+
+# The test framework: Criterion, or under tsan the shim that stands in for it
+# under the same imported name, so that common/ and the labs link it unchanged.
+if(WORKBOOK_CHECKER STREQUAL "tsan")
+  add_library(criterion_shim STATIC "${CMAKE_SOURCE_DIR}/common/src/shim/criterion_shim.c")
+  target_include_directories(criterion_shim PUBLIC "${CMAKE_SOURCE_DIR}/common/include")
+  target_link_libraries(criterion_shim PUBLIC Threads::Threads)
+  add_library(PkgConfig::CRITERION INTERFACE IMPORTED)
+  target_link_libraries(PkgConfig::CRITERION INTERFACE criterion_shim)
+else()
+  pkg_check_modules(CRITERION REQUIRED IMPORTED_TARGET criterion)
+endif()

@@ -1,0 +1,142 @@
+/**
+ * @file criterion_shim.h
+ * @brief A small stand-in for Criterion, for the `tsan` preset.
+ *
+ * ThreadSanitizer cannot run Criterion 2.4.1 (it aborts at start-up), so the
+ * tsan build compiles the very same test files against this header (test.h
+ * includes it when WORKBOOK_SHIM is defined). It implements the subset the
+ * workbook's tests use: Test(suite, name, .init, .fini, .timeout, .signal,
+ * .exit_code, .description, .disabled), TestSuite(), cr_assert()/cr_expect()
+ * and their _eq/_neq/_lt/_leq/_gt/_geq/_null/_not_null/_str_eq/_str_neq
+ * forms, cr_fail(), cr_fatal(), cr_log_info()/warn()/error().
+ *
+ * Each test runs in a forked child with a timeout; a test passes only if its
+ * body and .fini ran to their end with no failed assertion (or, with
+ * .signal, if it died of that signal). The runner ends with Criterion's line
+ * `[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N`.
+ * Options: --filter GLOB (suite/name), --list, -jN/--jobs N, --timeout S,
+ * --json=FILE, --color=..., --verbose.
+ * @ingroup control
+ */
+#ifndef SIM_CRITERION_SHIM_H
+#define SIM_CRITERION_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+/** A registered test (filled in by Test()). */
+struct criterion_shim_test {
+	const char *suite, *name, *file;
+	int line;
+	void (*fn)(void);
+	void (*init)(void);
+	void (*fini)(void);
+	double timeout;
+	int signal;
+	int exit_code;
+	bool disabled;
+	const char *description;
+	struct criterion_shim_test *next;
+};
+
+/** A suite's defaults (TestSuite()); only .timeout and .disabled are used. */
+struct criterion_shim_suite {
+	const char *name;
+	void (*init)(void);
+	void (*fini)(void);
+	double timeout;
+	int signal;
+	int exit_code;
+	bool disabled;
+	const char *description;
+	struct criterion_shim_suite *next;
+};
+
+/** Called by Test()'s constructor. */
+void criterion_shim_register(struct criterion_shim_test *t);
+/** Called by TestSuite()'s constructor. */
+void criterion_shim_register_suite(struct criterion_shim_suite *s);
+/** Record an assertion; on failure print it and, if @p fatal, end the test. */
+void criterion_shim_assert(bool ok, bool fatal, const char *file, int line,
+			   const char *expr, const char *fmt, ...);
+/** Print a log line (`[----] ...`) at @p level ("INFO", "WARN", "ERROR"). */
+void criterion_shim_log(const char *level, const char *fmt, ...);
+
+#define CRITERION_SHIM_PUSH_                                              \
+	_Pragma("GCC diagnostic push")                                     \
+	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")             \
+	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
+#define CRITERION_SHIM_POP_ _Pragma("GCC diagnostic pop")
+
+/** Test(suite, name, options...) { body } - as Criterion's. */
+#define Test(suite, name, ...)                                              \
+	static void suite##_##name##__shim_fn(void);                         \
+	CRITERION_SHIM_PUSH_                                                 \
+	static struct criterion_shim_test suite##_##name##__shim_desc = {    \
+		.suite = #suite, .name = #name, .file = __FILE__,            \
+		.line = __LINE__, .fn = suite##_##name##__shim_fn,           \
+		__VA_ARGS__ };                                               \
+	CRITERION_SHIM_POP_                                                  \
+	__attribute__((constructor)) static void suite##_##name##__shim_reg(void) \
+	{                                                                    \
+		criterion_shim_register(&suite##_##name##__shim_desc);       \
+	}                                                                    \
+	static void suite##_##name##__shim_fn(void)
+
+/** TestSuite(name, options...) - suite defaults, as Criterion's. */
+#define TestSuite(suite, ...)                                               \
+	CRITERION_SHIM_PUSH_                                                 \
+	static struct criterion_shim_suite suite##__shim_suite = {           \
+		.name = #suite, __VA_ARGS__ };                               \
+	CRITERION_SHIM_POP_                                                  \
+	__attribute__((constructor)) static void suite##__shim_sreg(void)    \
+	{                                                                    \
+		criterion_shim_register_suite(&suite##__shim_suite);          \
+	}                                                                    \
+	struct criterion_shim_swallow_semicolon_##suite
+
+#define criterion_shim_check_(fatal, cond, expr, ...)                       \
+	do {                                                                 \
+		if (cond)                                                    \
+			criterion_shim_assert(true, fatal, __FILE__, __LINE__, expr, ""); \
+		else                                                         \
+			criterion_shim_assert(false, fatal, __FILE__, __LINE__, expr, \
+					      "" __VA_ARGS__);               \
+	} while (0)
+
+#define cr_assert(cond, ...) criterion_shim_check_(true, (cond), #cond, __VA_ARGS__)
+#define cr_expect(cond, ...) criterion_shim_check_(false, (cond), #cond, __VA_ARGS__)
+#define cr_fail(...) criterion_shim_check_(false, 0, "cr_fail()", __VA_ARGS__)
+#define cr_fatal(...) criterion_shim_check_(true, 0, "cr_fatal()", __VA_ARGS__)
+#define cr_assert_fail(...) cr_fatal(__VA_ARGS__)
+#define cr_expect_fail(...) cr_fail(__VA_ARGS__)
+
+#define criterion_shim_cmp_(fatal, a, op, b, ...) \
+	criterion_shim_check_(fatal, ((a) op (b)), #a " " #op " " #b, __VA_ARGS__)
+#define cr_assert_eq(a, b, ...)  criterion_shim_cmp_(true, a, ==, b, __VA_ARGS__)
+#define cr_assert_neq(a, b, ...) criterion_shim_cmp_(true, a, !=, b, __VA_ARGS__)
+#define cr_assert_lt(a, b, ...)  criterion_shim_cmp_(true, a, <, b, __VA_ARGS__)
+#define cr_assert_leq(a, b, ...) criterion_shim_cmp_(true, a, <=, b, __VA_ARGS__)
+#define cr_assert_gt(a, b, ...)  criterion_shim_cmp_(true, a, >, b, __VA_ARGS__)
+#define cr_assert_geq(a, b, ...) criterion_shim_cmp_(true, a, >=, b, __VA_ARGS__)
+#define cr_expect_eq(a, b, ...)  criterion_shim_cmp_(false, a, ==, b, __VA_ARGS__)
+#define cr_expect_neq(a, b, ...) criterion_shim_cmp_(false, a, !=, b, __VA_ARGS__)
+#define cr_expect_lt(a, b, ...)  criterion_shim_cmp_(false, a, <, b, __VA_ARGS__)
+#define cr_expect_leq(a, b, ...) criterion_shim_cmp_(false, a, <=, b, __VA_ARGS__)
+#define cr_expect_gt(a, b, ...)  criterion_shim_cmp_(false, a, >, b, __VA_ARGS__)
+#define cr_expect_geq(a, b, ...) criterion_shim_cmp_(false, a, >=, b, __VA_ARGS__)
+#define cr_assert_null(p, ...)     criterion_shim_check_(true, ((p) == NULL), #p " == NULL", __VA_ARGS__)
+#define cr_assert_not_null(p, ...) criterion_shim_check_(true, ((p) != NULL), #p " != NULL", __VA_ARGS__)
+#define cr_expect_null(p, ...)     criterion_shim_check_(false, ((p) == NULL), #p " == NULL", __VA_ARGS__)
+#define cr_expect_not_null(p, ...) criterion_shim_check_(false, ((p) != NULL), #p " != NULL", __VA_ARGS__)
+#define cr_assert_str_eq(a, b, ...)  criterion_shim_check_(true, strcmp((a), (b)) == 0, #a " == " #b, __VA_ARGS__)
+#define cr_assert_str_neq(a, b, ...) criterion_shim_check_(true, strcmp((a), (b)) != 0, #a " != " #b, __VA_ARGS__)
+#define cr_expect_str_eq(a, b, ...)  criterion_shim_check_(false, strcmp((a), (b)) == 0, #a " == " #b, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) criterion_shim_check_(false, strcmp((a), (b)) != 0, #a " != " #b, __VA_ARGS__)
+
+#define cr_log_info(...)  criterion_shim_log("INFO", __VA_ARGS__)
+#define cr_log_warn(...)  criterion_shim_log("WARN", __VA_ARGS__)
+#define cr_log_error(...) criterion_shim_log("ERROR", __VA_ARGS__)
+
+#endif
