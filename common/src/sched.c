@@ -46,15 +46,19 @@ void sched_note_progress_locked(void)
 
 static void make_running_locked(struct task_struct *t);
 
-/* A quiescent state on @c: count it and let grace periods re-check. */
-static void note_qs_locked(struct sim_cpu *c)
+/*
+ * A quiescent state on @c, passed by @by: count it and let grace periods
+ * re-check. @by itself is not woken: its own going to sleep must not wake it,
+ * or a task waiting on cpu_qs_wq would wake itself forever.
+ */
+static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
 {
-	atomic_fetch_add(&c->qs, 1);
-	cpu_qs_wq.seq++;
-	while (!list_empty(&cpu_qs_wq.waiters)) {
-		struct task_struct *w =
-			list_first_entry(&cpu_qs_wq.waiters, struct task_struct, wait_node);
+	struct task_struct *w, *n;
 
+	atomic_fetch_add(&c->qs, 1);
+	list_for_each_entry_safe(w, n, &cpu_qs_wq.waiters, wait_node) {
+		if (w == by)
+			continue;
 		list_del_init(&w->wait_node);
 		sched_wake_locked(w);
 	}
@@ -109,7 +113,7 @@ static void cpu_release_locked(struct task_struct *t)
 	sb_drain(c);
 	c->curr = NULL;
 	t->cpu = -1;
-	note_qs_locked(c);
+	note_qs_locked(c, t);
 	atomic_fetch_add(&S.nr_switches, 1);
 	if (!list_empty(&c->runq)) {
 		struct task_struct *n =
@@ -394,6 +398,11 @@ int task_pid(const struct task_struct *t)
 	return t ? t->pid : -1;
 }
 
+int task_cpu(const struct task_struct *t)
+{
+	return t ? t->cpu : -1;
+}
+
 int sim_smp_processor_id(const char *file, int line)
 {
 	struct task_struct *t = sim_current;
@@ -479,7 +488,7 @@ void cond_resched(void)
 	if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
 		switch_to_home_locked(t, "cond_resched()");
 	else if (t->cpu >= 0)
-		note_qs_locked(cpu_of(t->cpu));
+		note_qs_locked(cpu_of(t->cpu), t);
 	SIM_UNLOCK();
 	sched_point(__FILE__, __LINE__, false);
 }

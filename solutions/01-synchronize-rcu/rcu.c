@@ -32,13 +32,17 @@ void rcu_read_unlock(void)
 }
 
 /* BEGIN SOLUTION */
-/* Has every CPU passed a quiescent state since @snap was taken? */
-static bool all_cpus_passed_qs(const unsigned long *snap)
+/*
+ * Has every CPU passed a quiescent state since @snap was taken? The caller's
+ * own CPU (@self) has: the caller holds it and is no reader, so no reader can
+ * be inside there.
+ */
+static bool all_cpus_passed_qs(const unsigned long *snap, int self)
 {
 	int cpu;
 
 	for_each_online_cpu(cpu)
-		if (cpu_quiescent_count(cpu) == snap[cpu] && !idle_cpu(cpu))
+		if (cpu != self && cpu_quiescent_count(cpu) == snap[cpu] && !idle_cpu(cpu))
 			return false;
 	return true;
 }
@@ -51,14 +55,14 @@ void synchronize_rcu(void)
 	/* BEGIN SOLUTION */
 	unsigned long snap[NR_CPUS];
 	unsigned long gp;
-	int cpu;
+	int cpu, self = task_cpu(current);
 
 	might_sleep();
 	gp = ++gp_seq;
 	trace_rcu_gp(1, gp);
 	for_each_online_cpu(cpu)
 		snap[cpu] = cpu_quiescent_count(cpu);
-	wait_event(cpu_qs_wq, all_cpus_passed_qs(snap));
+	wait_event(cpu_qs_wq, all_cpus_passed_qs(snap, self));
 	trace_rcu_gp(0, gp);
 	/* END SOLUTION */
 }

@@ -47,6 +47,11 @@ struct task_struct *current_task(void);
 const char *task_comm(const struct task_struct *t);
 /** The task's id: 0 for the test's own task, then in creation order. */
 int task_pid(const struct task_struct *t);
+/**
+ * task_cpu() - the CPU @p t holds, or -1 if it holds none (a controller, or
+ * a task asleep). Unlike smp_processor_id() it never BUGs.
+ */
+int task_cpu(const struct task_struct *t);
 
 /**
  * smp_processor_id() - the CPU the current task holds (or that takes the
@@ -125,7 +130,10 @@ struct wait_queue_head;
  * cpu_qs_wq - woken each time any CPU passes a quiescent state. A grace
  * period waits on it with wait_event() until every CPU's
  * cpu_quiescent_count() has moved (or the CPU is idle). Wake-ups say only
- * "something may have changed": re-check the counts.
+ * "something may have changed": re-check the counts. A task is not woken by
+ * the quiescent state its own going to sleep causes: a grace period's waiter
+ * must already count the CPU it ran on as quiescent (it holds that CPU, so no
+ * reader can be inside there).
  */
 extern struct wait_queue_head cpu_qs_wq;
 
