@@ -18,9 +18,9 @@
  */
 void msleep(unsigned int ms);
 /**
- * schedule_timeout() - sleep until @p jiffies have passed or
+ * schedule_timeout() - sleep until @p timeout jiffies have passed or
  * wake_up_process() is called. @return the jiffies left (0 on timeout).
  */
-long schedule_timeout(long jiffies);
+long schedule_timeout(long timeout);
 /** @} */
 #endif
