@@ -1,0 +1,44 @@
+/*
+ * mymod_ctl.h - what the lab 3 tests and their modules share.
+ *
+ * Rule kept here: everything a test needs to know about a module after it is
+ * gone lives in the test binary, never in the module: the counters below are
+ * defined by the tests (tests/test_common.c) and reached by the module
+ * through the executable's exported symbols (test binaries are linked with
+ * -rdynamic). The module's own data is unmapped by rmmod() like its code.
+ */
+#ifndef MYMOD_CTL_H
+#define MYMOD_CTL_H
+
+#include <stdbool.h>
+#include <linux/atomic.h>
+
+/** How naivemod's exit function ends (the wrong exits the article warns about). */
+enum naive_exit {
+	NAIVE_EXIT_NOTHING,           /* stop everything, wait for nothing */
+	NAIVE_EXIT_ONE_SYNC,          /* ... then one synchronize_rcu() */
+	NAIVE_EXIT_THREE_SYNCS,       /* ... then three back-to-back */
+	NAIVE_EXIT_BARRIER_BEFORE_TIMER,   /* rcu_barrier() before del_timer_sync() */
+	NAIVE_EXIT_BARRIER_BEFORE_KTHREAD, /* rcu_barrier() before kthread_stop() */
+	NAIVE_EXIT_NO_FULLSTOP,       /* everything right except fullstop */
+	NAIVE_EXIT_CORRECT,           /* the article's order */
+};
+
+/** Parameters (set by the test before insmod()) and counters (kept by the module). */
+struct mymod_ctl {
+	/* parameters */
+	bool writer;            /* start the writer kthread (one callback per jiffy) */
+	int writer_cpu;         /* the CPU it runs on */
+	bool timer;             /* arm the timer (one callback per jiffy, in IRQ context) */
+	int reposters;          /* self-reposting callbacks started by module_init */
+	enum naive_exit naive_exit; /* naivemod only: how its exit ends */
+	/* counters */
+	atomic_t queued;        /* callbacks queued with a function of the module */
+	atomic_t invoked;       /* such callbacks invoked */
+	atomic_t inits, exits;  /* module_init / module_exit calls that completed */
+};
+
+/** Defined by the tests; the modules use it through the executable. */
+extern struct mymod_ctl mymod_ctl;
+
+#endif

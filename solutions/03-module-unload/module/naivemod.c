@@ -1,0 +1,143 @@
+/*
+ * naivemod.c - mymod as a naive author writes it (lab 3; given, do not edit).
+ *
+ * Rule kept here: this module is the workbook's, not yours. It does what
+ * mymod.c does (a writer kthread, a timer and self-reposting callbacks, all
+ * queueing callbacks whose function lives here), but its exit function ends
+ * in whichever wrong way the test asks for (mymod_ctl.naive_exit): waiting
+ * for nothing, for one or three grace periods, or calling rcu_barrier() too
+ * early. The crash/ and wrong_exit/ tests load it to show each mistake
+ * crashing; your own mymod.c must not.
+ */
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/kthread.h>
+#include <linux/timer.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include "mymod_ctl.h"
+
+MODULE_NAME("naivemod");
+MODULE_LICENSE("GPL");
+
+struct naive_obj {
+	struct rcu_head rcu;
+};
+
+static struct task_struct *writer_task;
+static struct timer_list naive_timer;
+static int fullstop;
+
+static void naive_free(struct rcu_head *head)
+{
+	kfree(container_of(head, struct naive_obj, rcu));
+	atomic_inc(&mymod_ctl.invoked);
+}
+
+static void naive_queue(void)
+{
+	struct naive_obj *o = kmalloc(sizeof(*o), GFP_ATOMIC);
+
+	atomic_inc(&mymod_ctl.queued);
+	call_rcu(&o->rcu, naive_free);
+}
+
+static int naive_writer(void *unused)
+{
+	(void)unused;
+	while (!kthread_should_stop()) {
+		naive_queue();
+		schedule_timeout(1);
+	}
+	return 0;
+}
+
+static void naive_timer_fn(struct timer_list *t)
+{
+	naive_queue();
+	mod_timer(t, jiffies + 1);
+}
+
+static void naive_repost(struct rcu_head *head)
+{
+	atomic_inc(&mymod_ctl.invoked);
+	if (READ_ONCE(fullstop)) {
+		kfree(container_of(head, struct naive_obj, rcu));
+		return;
+	}
+	atomic_inc(&mymod_ctl.queued);
+	call_rcu(head, naive_repost);
+}
+
+static int naive_init(void)
+{
+	fullstop = 0;
+	for (int i = 0; i < mymod_ctl.reposters; i++) {
+		struct naive_obj *o = kmalloc(sizeof(*o), GFP_KERNEL);
+
+		atomic_inc(&mymod_ctl.queued);
+		call_rcu(&o->rcu, naive_repost);
+	}
+	timer_setup(&naive_timer, naive_timer_fn, 0);
+	if (mymod_ctl.timer)
+		mod_timer(&naive_timer, jiffies + 1);
+	writer_task = NULL;
+	if (mymod_ctl.writer)
+		writer_task = kthread_run_on_cpu(naive_writer, NULL, mymod_ctl.writer_cpu,
+						 "naive_writer");
+	atomic_inc(&mymod_ctl.inits);
+	return 0;
+}
+
+static void stop_writer(void)
+{
+	if (writer_task)
+		kthread_stop(writer_task);
+}
+
+static void naive_exit(void)
+{
+	switch (mymod_ctl.naive_exit) {
+	case NAIVE_EXIT_NOTHING:
+	case NAIVE_EXIT_ONE_SYNC:
+	case NAIVE_EXIT_THREE_SYNCS:
+		WRITE_ONCE(fullstop, 1);
+		stop_writer();
+		del_timer_sync(&naive_timer);
+		if (mymod_ctl.naive_exit == NAIVE_EXIT_NOTHING)
+			break;
+		synchronize_rcu();
+		if (mymod_ctl.naive_exit == NAIVE_EXIT_ONE_SYNC)
+			break;
+		synchronize_rcu();
+		synchronize_rcu();
+		break;
+	case NAIVE_EXIT_BARRIER_BEFORE_TIMER:
+		WRITE_ONCE(fullstop, 1);
+		stop_writer();
+		rcu_barrier();
+		del_timer_sync(&naive_timer);
+		break;
+	case NAIVE_EXIT_BARRIER_BEFORE_KTHREAD:
+		WRITE_ONCE(fullstop, 1);
+		rcu_barrier();
+		stop_writer();
+		del_timer_sync(&naive_timer);
+		break;
+	case NAIVE_EXIT_NO_FULLSTOP:
+		stop_writer();
+		del_timer_sync(&naive_timer);
+		rcu_barrier();
+		break;
+	case NAIVE_EXIT_CORRECT:
+		WRITE_ONCE(fullstop, 1);
+		stop_writer();
+		del_timer_sync(&naive_timer);
+		rcu_barrier();
+		break;
+	}
+	atomic_inc(&mymod_ctl.exits);
+}
+
+module_init(naive_init);
+module_exit(naive_exit);
