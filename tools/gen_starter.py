@@ -1,16 +1,74 @@
 #!/usr/bin/env python3
-"""Derive a starter file from its solution (placeholder; the workbook command owns this)."""
-import re, sys
-def starter(text):
-    out, skip = [], False
-    for line in text.splitlines(keepends=True):
+"""Derive a starter file from its solution.
+
+    python3 tools/gen_starter.py solutions/NN-name/file > labs/NN-name/file
+
+Marker rules (one marker per line, alone on it):
+  /* BEGIN SOLUTION */ ... /* END SOLUTION */   the lines between, and the
+                                                 markers, are removed;
+  /* STARTER: code */                            becomes `code` (same indent).
+Put a `/* TODO n: what to do */` comment before each region. Unbalanced or
+nested markers are an error. `./workbook gen-starters` applies this to every
+file a lab's manifest lists.
+"""
+import re
+import sys
+
+BEGIN = "/* BEGIN SOLUTION */"
+END = "/* END SOLUTION */"
+STARTER = re.compile(r"^(\s*)/\* STARTER: (.*) \*/\s*$")
+
+
+class MarkerError(ValueError):
+    pass
+
+
+def starter(text, where="<input>"):
+    """Return the starter derived from solution TEXT (raises MarkerError)."""
+    out, skip, begin_line = [], False, 0
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
         s = line.strip()
-        if s == "/* BEGIN SOLUTION */": skip = True; continue
-        if s == "/* END SOLUTION */": skip = False; continue
-        if skip: continue
-        m = re.match(r"^(\s*)/\* STARTER: (.*) \*/\s*$", line)
-        if m: out.append(m.group(1) + m.group(2) + "\n"); continue
+        if s == BEGIN:
+            if skip:
+                raise MarkerError(f"{where}:{n}: BEGIN SOLUTION inside the region opened at line {begin_line}")
+            skip, begin_line = True, n
+            continue
+        if s == END:
+            if not skip:
+                raise MarkerError(f"{where}:{n}: END SOLUTION without BEGIN SOLUTION")
+            skip = False
+            continue
+        if skip:
+            continue
+        m = STARTER.match(line)
+        if m:
+            out.append(m.group(1) + m.group(2) + "\n")
+            continue
         out.append(line)
+    if skip:
+        raise MarkerError(f"{where}:{begin_line}: BEGIN SOLUTION never closed")
     return "".join(out)
+
+
+def solution_lines(text):
+    """The non-trivial lines inside solution regions (for leak checks)."""
+    lines, skip = [], False
+    for line in text.splitlines():
+        s = line.strip()
+        if s == BEGIN:
+            skip = True
+        elif s == END:
+            skip = False
+        elif skip and len(s) > 12 and not s.startswith(("/*", "*", "//")):
+            lines.append(s)
+    return lines
+
+
 if __name__ == "__main__":
-    sys.stdout.write(starter(open(sys.argv[1]).read()))
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_starter.py SOLUTION_FILE > STARTER_FILE")
+    try:
+        with open(sys.argv[1]) as f:
+            sys.stdout.write(starter(f.read(), sys.argv[1]))
+    except (OSError, MarkerError) as e:
+        sys.exit(f"gen_starter: {e}")

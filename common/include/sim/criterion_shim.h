@@ -70,31 +70,31 @@ void criterion_shim_log(const char *level, const char *fmt, ...);
 #define CRITERION_SHIM_POP_ _Pragma("GCC diagnostic pop")
 
 /** Test(suite, name, options...) { body } - as Criterion's. */
-#define Test(suite, name, ...)                                              \
-	static void suite##_##name##__shim_fn(void);                         \
+#define Test(S_, N_, ...)                                                   \
+	static void S_##_##N_##__shim_fn(void);                              \
 	CRITERION_SHIM_PUSH_                                                 \
-	static struct criterion_shim_test suite##_##name##__shim_desc = {    \
-		.suite = #suite, .name = #name, .file = __FILE__,            \
-		.line = __LINE__, .fn = suite##_##name##__shim_fn,           \
+	static struct criterion_shim_test S_##_##N_##__shim_desc = {         \
+		.suite = #S_, .name = #N_, .file = __FILE__,                 \
+		.line = __LINE__, .fn = S_##_##N_##__shim_fn,                \
 		__VA_ARGS__ };                                               \
 	CRITERION_SHIM_POP_                                                  \
-	__attribute__((constructor)) static void suite##_##name##__shim_reg(void) \
+	__attribute__((constructor)) static void S_##_##N_##__shim_reg(void) \
 	{                                                                    \
-		criterion_shim_register(&suite##_##name##__shim_desc);       \
+		criterion_shim_register(&S_##_##N_##__shim_desc);            \
 	}                                                                    \
-	static void suite##_##name##__shim_fn(void)
+	static void S_##_##N_##__shim_fn(void)
 
 /** TestSuite(name, options...) - suite defaults, as Criterion's. */
-#define TestSuite(suite, ...)                                               \
+#define TestSuite(S_, ...)                                                  \
 	CRITERION_SHIM_PUSH_                                                 \
-	static struct criterion_shim_suite suite##__shim_suite = {           \
-		.name = #suite, __VA_ARGS__ };                               \
+	static struct criterion_shim_suite S_##__shim_suite = {              \
+		.name = #S_, __VA_ARGS__ };                                  \
 	CRITERION_SHIM_POP_                                                  \
-	__attribute__((constructor)) static void suite##__shim_sreg(void)    \
+	__attribute__((constructor)) static void S_##__shim_sreg(void)       \
 	{                                                                    \
-		criterion_shim_register_suite(&suite##__shim_suite);          \
+		criterion_shim_register_suite(&S_##__shim_suite);             \
 	}                                                                    \
-	struct criterion_shim_swallow_semicolon_##suite
+	struct criterion_shim_swallow_semicolon_##S_
 
 #define criterion_shim_check_(fatal, cond, expr, ...)                       \
 	do {                                                                 \
