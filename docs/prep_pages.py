@@ -87,9 +87,10 @@ class Site:
                      'path': os.path.join(qdir, fn)}
                 self.quizzes.append(q)
                 self.page_for[os.path.realpath(q['path'])] = q['label']
-        for fn in ('instructors.md', 'glossary.md', 'mainpage.md'):
+        for fn in ('instructors.md', 'glossary.md', 'mainpage.md', 'kernel.md',
+                   'timelines.md', 'callbacks.md'):
             p = os.path.join(self.src, 'docs', fn)
-            self.page_for[os.path.realpath(p)] = {'mainpage.md': 'index'}.get(fn, fn[:-3])
+            self.page_for[os.path.realpath(p)] = {'mainpage.md': 'mainpage'}.get(fn, fn[:-3])
 
     # ---- text transformations ------------------------------------------
     def fix_page(self, text, label, path, default_title, dropped=frozenset()):
@@ -328,10 +329,11 @@ def main():
     write(os.path.join(a.out, 'labs.md'), labs)
     write(os.path.join(a.out, 'quizzes.md'), quizzes)
     docs = os.path.join(site.src, 'docs')
-    for fn, label, title in (('mainpage.md', 'index', 'RCU Labs'),
+    for fn, label, title in (('mainpage.md', 'mainpage', 'RCU Labs'),
                              ('glossary.md', 'glossary', 'Glossary'),
                              ('kernel.md', 'kernel', 'The simulated kernel'),
                              ('timelines.md', 'timelines', 'Timelines'),
+                             ('callbacks.md', 'callbacks', 'The callback queue'),
                              ('instructors.md', 'instructors', 'For instructors')):
         p = os.path.join(docs, fn)
         if os.path.isfile(p):
