@@ -52,6 +52,8 @@ struct task_struct {
 	/* livelock detection */
 	long relax_streak;
 	const char *held_at;        /* named point it is held at */
+	/* deterministic mode: CPUs not idle when it last prepared to wait on cpu_qs_wq */
+	uint64_t qs_busy;
 };
 
 struct sim_irq {
@@ -73,6 +75,8 @@ struct sim_cpu {
 	struct sim_irq *irqs;       /* pending interrupts, a ring */
 	int irq_head, irq_len, irq_cap;
 	_Atomic int nr_irqs;        /* irq_len, for the fast path (atomic) */
+	_Atomic long progress;      /* parallel mode: scheduling points of this CPU's
+	                               holder, its only writer (atomic) */
 	bool irq_held;
 	struct { void *p; long v; size_t size; } sb[SB_MAX];
 	int sb_len;

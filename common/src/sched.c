@@ -59,6 +59,12 @@ static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
 	list_for_each_entry_safe(w, n, &cpu_qs_wq.waiters, wait_node) {
 		if (w == by)
 			continue;
+		/* Deterministic mode: a CPU that was idle when @w last checked
+		 * already counted as quiescent for it, so its going idle again
+		 * tells @w nothing (two waiters would otherwise wake each other
+		 * forever while a third CPU is stalled). */
+		if (S.det && !(w->qs_busy & (UINT64_C(1) << c->id)))
+			continue;
 		list_del_init(&w->wait_node);
 		sched_wake_locked(w);
 	}
@@ -369,6 +375,13 @@ static void sched_point(const char *file, int line, bool relax)
 		SIM_UNLOCK();
 	} else if (relax) {
 		sched_yield();
+	} else if (t->cpu >= 0) {
+		/* Per CPU, written by its holder only: no cache line shared
+		 * between CPUs on the readers' fast path (rcu_lock_acquire()). */
+		_Atomic long *p = &cpu_of(t->cpu)->progress;
+
+		atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	} else {
 		atomic_fetch_add_explicit(&S.progress, 1, memory_order_relaxed);
 	}
@@ -529,6 +542,19 @@ bool idle_cpu(int cpu)
 	return idle;
 }
 
+/*
+ * The read-side hooks are scheduling points where a schedule is explored or
+ * recorded: in deterministic mode, or with the trace on. In parallel mode
+ * with the trace off (benchmarks) they only count the nesting, as the
+ * kernel's rcu_read_lock() costs nothing; interrupts wait for the next
+ * scheduling point.
+ */
+#define READ_HOOK_SCHED_POINT()                                 \
+	do {                                                    \
+		if (S.det || S.cfg.trace)                       \
+			sched_point(__FILE__, __LINE__, false); \
+	} while (0)
+
 void rcu_lock_acquire(void)
 {
 	struct task_struct *t = sim_current;
@@ -539,9 +565,9 @@ void rcu_lock_acquire(void)
 		sim_bug(__FILE__, __LINE__,
 			"rcu_read_lock() by task %s, which holds no CPU: RCU cannot see "
 			"this reader (call migrate_to_cpu() first)", t->comm);
-	if (t->rcu_depth++ == 0)
+	if (t->rcu_depth++ == 0 && S.cfg.trace)
 		trace_emit(t->cpu, t, TR_READ_LOCK, "rcu_read_lock", 0);
-	sched_point(__FILE__, __LINE__, false);
+	READ_HOOK_SCHED_POINT();
 }
 
 void rcu_lock_release(void)
@@ -552,9 +578,9 @@ void rcu_lock_release(void)
 		return;
 	if (t->rcu_depth <= 0)
 		sim_bug(__FILE__, __LINE__, "rcu_read_unlock() without rcu_read_lock()");
-	if (--t->rcu_depth == 0)
+	if (--t->rcu_depth == 0 && S.cfg.trace)
 		trace_emit(t->cpu, t, TR_READ_UNLOCK, "rcu_read_unlock", 0);
-	sched_point(__FILE__, __LINE__, false);
+	READ_HOOK_SCHED_POINT();
 }
 
 int rcu_read_lock_depth(void)
@@ -1027,6 +1053,9 @@ static void *watchdog_main(void *arg)
 		if (!S.watchdog_run)
 			break;
 		long now = S.det ? S.steps : atomic_load(&S.progress);
+
+		for (int cpu = 0; !S.det && cpu < nr_cpu_ids; cpu++)
+			now += atomic_load_explicit(&cpu_of(cpu)->progress, memory_order_relaxed);
 
 		if (now != last || S.quiescer) {
 			last = now;

@@ -274,6 +274,19 @@ unsigned long sim_wait_prepare(struct wait_queue_head *wq)
 	SIM_LOCK();
 	unsigned long seq = wq->seq;
 
+	if (wq == &cpu_qs_wq && sim_current) {
+		/* The CPUs whose next quiescent state may change the waiter's mind. */
+		uint64_t busy = 0;
+
+		for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+			struct sim_cpu *c = cpu_of(cpu);
+
+			if (c->curr && !(c->curr->is_idle && c->hardirq == 0))
+				busy |= UINT64_C(1) << cpu;
+		}
+		sim_current->qs_busy = busy;
+	}
+
 	SIM_UNLOCK();
 	return seq;
 }
