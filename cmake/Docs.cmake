@@ -38,7 +38,6 @@ endif()
 add_executable(docs_timelines EXCLUDE_FROM_ALL ${_tl_srcs})
 target_link_libraries(docs_timelines PRIVATE simkernel)
 target_compile_definitions(docs_timelines PRIVATE ${_tl_defs})
-set(_images "${WORKBOOK_DOCS_DIR}/timelines")
 
 foreach(edition student instructor)
   if(edition STREQUAL "student")
@@ -55,6 +54,8 @@ foreach(edition student instructor)
   set(DOCS_SRC "${CMAKE_SOURCE_DIR}")
   set(DOCS_OUT "${WORKBOOK_DOCS_DIR}/${edition}")
   set(DOCS_PAGES "${WORKBOOK_DOCS_DIR}/${edition}-pages")
+  # One folder per edition: both targets may run at once.
+  set(_images "${WORKBOOK_DOCS_DIR}/${edition}-timelines")
   set(DOCS_IMAGES "${_images}")
   set(DOCS_HAVE_DOT YES)
   configure_file("${CMAKE_SOURCE_DIR}/docs/Doxyfile.in"

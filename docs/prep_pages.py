@@ -254,7 +254,7 @@ class Site:
             n = lab_number(name)
             if name in have:
                 l = have[name]
-                lines.append('  lab%d [label="Lab %d\\n%s", URL="\\ref %s"];' % (
+                lines.append('  lab%d [label="Lab %d\\n%s", URL="%s.html"];' % (
                     n, n, l['title'].replace('"', '\\"'), l['label']))
             else:
                 p = [x for x in planned if x[0] == name][0]

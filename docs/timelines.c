@@ -74,12 +74,7 @@ static void gp_waits_for_reader(void)
 	sim_run_until_idle();           /* the reader is inside, on CPU 1 */
 	struct task_struct *w = kthread_run_on_cpu(writer, NULL, 0, "writer");
 
-	/* Not sim_run_until_idle(): the writer never blocks for good while it
-	 * waits, since every hand-over of a CPU wakes it to re-check. */
-	for (int i = 0; i < 2000 && trace_count(TR_GP_START) == 0; i++)
-		sim_sched_point(__FILE__, __LINE__);
-	for (int i = 0; i < 200; i++)   /* the grace period has started ... */
-		sim_sched_point(__FILE__, __LINE__);
+	sim_run_until_idle();           /* the grace period has started ... */
 	expect(trace_count(TR_GP_START) == 1, "no grace period started");
 	expect(!READ_ONCE(writer_done),
 	       "synchronize_rcu() returned while a reader was still inside");

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""check_links.py - every internal link of the generated HTML resolves.
+
+Rule kept here: a link counts as resolved only if its file exists under the
+HTML folder and, when it has a #fragment, that file defines the fragment as an
+id or a name. External links (http:, https:, mailto:) are counted, not
+followed. Exit status 1 if any internal link is broken.
+
+Usage: check_links.py HTML_DIR [--forbid TEXT ...]
+  --forbid TEXT   also fail if TEXT occurs in any HTML or JS file (used to
+                  prove that the student edition holds no solution code).
+"""
+import argparse
+import html.parser
+import os
+import sys
+import urllib.parse
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links = []
+        self.ids = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ('id', 'name'):
+            if a.get(k):
+                self.ids.add(a[k])
+        for k in ('href', 'src', 'data'):
+            v = a.get(k)
+            if v is not None and tag in ('a', 'link', 'script', 'img', 'iframe', 'object',
+                                         'area', 'image', 'use'):
+                self.links.append((tag, v))
+        # SVG links (dot graphs) use xlink:href
+        v = a.get('xlink:href')
+        if v is not None and tag == 'a':
+            self.links.append((tag, v))
+
+
+def parse(path, cache):
+    if path not in cache:
+        p = Page()
+        with open(path, encoding='utf-8', errors='replace') as f:
+            p.feed(f.read())
+        cache[path] = p
+    return cache[path]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('html_dir')
+    ap.add_argument('--forbid', action='append', default=[])
+    a = ap.parse_args()
+    root = os.path.realpath(a.html_dir)
+    cache, internal, external, broken = {}, 0, 0, []
+    files = []
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            files.append(os.path.join(d, f))
+    for path in sorted(files):
+        if not path.endswith(('.html', '.svg')):
+            continue
+        page = parse(path, cache)
+        for tag, link in page.links:
+            if not link or link.startswith(('javascript:', 'data:')):
+                continue
+            u = urllib.parse.urlsplit(link)
+            if u.scheme or u.netloc:
+                external += 1
+                continue
+            internal += 1
+            target = path if not u.path else os.path.realpath(
+                os.path.join(os.path.dirname(path), urllib.parse.unquote(u.path)))
+            rel = os.path.relpath(path, root)
+            if not target.startswith(root) or not os.path.isfile(target):
+                broken.append('%s: <%s> %s (no such file)' % (rel, tag, link))
+                continue
+            if u.fragment and target.endswith(('.html', '.svg')):
+                if u.fragment not in parse(target, cache).ids:
+                    broken.append('%s: <%s> %s (no such anchor)' % (rel, tag, link))
+    found = []
+    for needle in a.forbid:
+        for path in files:
+            if path.endswith(('.html', '.js', '.svg', '.md', '.txt')):
+                with open(path, encoding='utf-8', errors='replace') as f:
+                    if needle in f.read():
+                        found.append('%s: contains forbidden text %r' % (
+                            os.path.relpath(path, root), needle))
+    for b in broken + found:
+        print(b)
+    print('checked %d internal links in %d files (%d external links not followed): '
+          '%d broken%s' % (internal, len([f for f in files if f.endswith(('.html', '.svg'))]),
+                           external, len(broken),
+                           ('; forbidden text found %d times' % len(found)) if a.forbid else ''))
+    return 1 if broken or found else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
