@@ -1,0 +1,692 @@
+/*
+ * Lab 2's tests: call_rcu() on one global queue, invoked by the kthread rcuo/0.
+ *
+ * Rule kept here: every schedule that matters is forced (held points, held
+ * CPUs, a task that keeps its CPU), so each failure shows on every seed; the
+ * seed sweep only adds interleavings on top. CPU 0 belongs to rcuo/0: tests
+ * put readers, updaters and interrupts on CPUs 1-3. Nothing is timed:
+ * callback passes are counted at the named point "rcu_cb_pass".
+ */
+#include <linux/compiler.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <sim/test.h>
+#include "rculist.h"
+
+#define FOO_MAGIC 0x5eed1234
+
+/* An RCU-protected object. The rcu_head is not its first member, so a
+ * callback must subtract its offset (container_of()) to find the object. */
+struct foo {
+	int magic;
+	int value;
+	struct rcu_head rcu;
+	int id;
+};
+
+static struct foo *gp;          /* the published pointer readers follow */
+static int nr_reclaimed;        /* foo_reclaim() calls */
+static int bad_container;       /* callbacks whose object had a wrong magic */
+static int reader_saw_poison;   /* a reader found its object freed under it */
+static int reader_value;
+
+static unsigned long long seed(void)
+{
+	return (unsigned long long)sim_seed();
+}
+
+static void reset_globals(void)
+{
+	gp = NULL;
+	nr_reclaimed = 0;
+	bad_container = 0;
+	reader_saw_poison = 0;
+	reader_value = 0;
+}
+
+static struct foo *foo_new(int value)
+{
+	struct foo *p = kzalloc(sizeof(*p), GFP_ATOMIC);
+
+	p->magic = FOO_MAGIC;
+	p->value = value;
+	return p;
+}
+
+/* The article's p_callback(): find the object from its rcu_head and free it. */
+static void foo_reclaim(struct rcu_head *rp)
+{
+	struct foo *p = container_of(rp, struct foo, rcu);
+
+	if (p->magic != FOO_MAGIC)
+		bad_container++;
+	nr_reclaimed++;
+	kfree(p);
+}
+
+/* A reader: enters, picks up gp, stops at the named point @arg (the test
+ * holds it there), then uses what it picked up and leaves. */
+static int reader_fn(void *arg)
+{
+	const char *point = arg;
+	struct foo *p;
+
+	rcu_read_lock();
+	p = rcu_dereference(gp);
+	sim_point(point);
+	if (p) {
+		if (kmem_is_poisoned(p, sizeof(*p)))
+			reader_saw_poison = 1;
+		else
+			reader_value = p->value;
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* ---- grace periods ------------------------------------------------------ */
+
+static void scenario_waits_for_reader(void *arg)
+{
+	struct task_struct *r;
+	struct foo *p;
+
+	(void)arg;
+	reset_globals();
+	rcu_callbacks_init();
+	p = foo_new(42);
+	rcu_assign_pointer(gp, p);
+	sim_hold_point("reader_inside");
+	r = kthread_run_on_cpu(reader_fn, "reader_inside", 2, "reader");
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("reader_inside"), 1,
+		     "seed %llu: test setup: the reader on CPU 2 should be inside its "
+		     "read-side critical section", seed());
+
+	/* The updater, on CPU 1: unpublish, then hand the object to RCU. */
+	migrate_to_cpu(1);
+	WRITE_ONCE(gp, NULL);
+	call_rcu(&p->rcu, foo_reclaim);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_reclaimed, 0,
+		     "seed %llu: the callback ran while a reader that began before "
+		     "call_rcu() was still inside rcu_read_lock(): a callback may run "
+		     "only after a full grace period (look at where call_rcu() puts it "
+		     "and what the kthread waits for before invoking it)", seed());
+
+	sim_release_point("reader_inside");
+	sim_run_until_idle();
+	cr_assert(!reader_saw_poison,
+		  "seed %llu: the reader found its object freed under it", seed());
+	cr_assert_eq(reader_value, 42, "seed %llu: the reader read %d, not 42", seed(),
+		     reader_value);
+	cr_assert_eq(nr_reclaimed, 1,
+		     "seed %llu: the reader left and a grace period could end, but the "
+		     "callback was invoked %d times instead of once (is rcuo/0 started "
+		     "in rcu_callbacks_init()? does call_rcu() wake it? does it invoke "
+		     "rcu_done?)", seed(), nr_reclaimed);
+	cr_assert_eq(bad_container, 0,
+		     "seed %llu: the callback was given a pointer that is not the "
+		     "rcu_head passed to call_rcu(): container_of() found no object",
+		     seed());
+	kthread_stop(r);
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(grace, waits_for_preexisting_reader,
+	 .description = "call_rcu(): not invoked while an older reader is inside; "
+			"invoked once after it leaves; container_of() finds the object")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_waits_for_reader, NULL);
+}
+
+/* Reader B: passes a quiescent state (cond_resched()) only once released
+ * from "b_start", then enters and stays at "b_inside". */
+static int reader_b_fn(void *arg)
+{
+	(void)arg;
+	sim_point("b_start");
+	cond_resched();
+	return reader_fn("b_inside");
+}
+
+static void scenario_gp_after_queueing(void *arg)
+{
+	struct task_struct *ra, *rb;
+	struct foo *a, *b;
+
+	(void)arg;
+	reset_globals();
+	rcu_callbacks_init();
+	sim_hold_point("a_inside");
+	sim_hold_point("b_start");
+	sim_hold_point("b_inside");
+	/* Reader A on CPU 2 is inside; B holds CPU 3, not yet inside. */
+	ra = kthread_run_on_cpu(reader_fn, "a_inside", 2, "reader_a");
+	rb = kthread_run_on_cpu(reader_b_fn, NULL, 3, "reader_b");
+	sim_run_until_idle();
+
+	/* Callback A: its grace period (GP 1) starts and waits for reader A. */
+	a = foo_new(1);
+	migrate_to_cpu(1);
+	call_rcu(&a->rcu, foo_reclaim);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+
+	/* CPU 3 passes a quiescent state, so GP 1 no longer waits for it; then
+	 * reader B begins, after GP 1 began, and picks up b. */
+	b = foo_new(2);
+	rcu_assign_pointer(gp, b);
+	sim_release_point("b_start");
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("b_inside"), 1,
+		     "seed %llu: test setup: reader B should be inside", seed());
+
+	/* Callback B is queued while GP 1 is in progress. */
+	migrate_to_cpu(1);
+	WRITE_ONCE(gp, NULL);
+	call_rcu(&b->rcu, foo_reclaim);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+
+	/* Reader A leaves: GP 1 ends. Only A's callback may run. */
+	sim_release_point("a_inside");
+	sim_run_until_idle();
+	cr_assert_eq(nr_reclaimed, 1,
+		     "seed %llu: after the grace period that callback A waited for, "
+		     "%d callbacks were invoked instead of 1 (A only): %s", seed(),
+		     nr_reclaimed,
+		     nr_reclaimed > 1
+			     ? "callback B, queued while that grace period was in "
+			       "progress, ran with it, while reader B (which began after "
+			       "that grace period started, but before call_rcu(B)) was "
+			       "still inside. A callback queued during a grace period "
+			       "must wait for the next one: keep it on rcu_next"
+			     : "callback A was not invoked");
+	cr_assert(!reader_saw_poison,
+		  "seed %llu: reader B found its object freed under it", seed());
+
+	sim_release_point("b_inside");
+	sim_run_until_idle();
+	cr_assert_eq(nr_reclaimed, 2,
+		     "seed %llu: callback B was not invoked after reader B left",
+		     seed());
+	kthread_stop(ra);
+	kthread_stop(rb);
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(grace, waits_for_a_grace_period_that_starts_after_queueing,
+	 .description = "a callback queued while a grace period is in progress "
+			"waits for the next grace period")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_gp_after_queueing, NULL);
+}
+
+/* ---- interrupts ---------------------------------------------------------- */
+
+static int irq_ran, irq_was_in_interrupt, irq_cpu;
+
+/* The article's IRQ-context deletion: list_del_rcu(p); call_rcu(&p->rcu, ...). */
+static void delete_in_irq(void *data)
+{
+	struct foo *p = data;
+
+	irq_was_in_interrupt = in_interrupt();
+	irq_cpu = smp_processor_id();
+	WRITE_ONCE(gp, NULL);
+	call_rcu(&p->rcu, foo_reclaim);
+	irq_ran++;
+}
+
+static void scenario_call_rcu_in_irq(void *arg)
+{
+	struct task_struct *r;
+	struct foo *p;
+
+	(void)arg;
+	reset_globals();
+	irq_ran = irq_was_in_interrupt = 0;
+	irq_cpu = -1;
+	rcu_callbacks_init();
+	p = foo_new(7);
+	rcu_assign_pointer(gp, p);
+	sim_hold_point("reader_inside");
+	r = kthread_run_on_cpu(reader_fn, "reader_inside", 3, "reader");
+	sim_run_until_idle();
+
+	raise_irq(2, delete_in_irq, p, "delete_irq");
+	sim_run_until_idle();
+	cr_assert_eq(irq_ran, 1, "seed %llu: the IRQ handler on CPU 2 did not return "
+		     "(ran %d times)", seed(), irq_ran);
+	cr_assert(irq_was_in_interrupt && irq_cpu == 2,
+		  "seed %llu: test setup: the handler should run on CPU 2 in IRQ "
+		  "context", seed());
+	cr_assert_eq(nr_reclaimed, 0,
+		     "seed %llu: the callback queued from IRQ context ran while an "
+		     "older reader (CPU 3) was still inside", seed());
+
+	sim_release_point("reader_inside");
+	sim_run_until_idle();
+	cr_assert(!reader_saw_poison, "seed %llu: the reader saw freed memory", seed());
+	cr_assert_eq(nr_reclaimed, 1,
+		     "seed %llu: a callback queued by call_rcu() in an IRQ handler was "
+		     "invoked %d times instead of once after the reader left", seed(),
+		     nr_reclaimed);
+	cr_assert_eq(bad_container, 0, "seed %llu: container_of() found no object",
+		     seed());
+	kthread_stop(r);
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(irq, call_rcu_from_irq_on_another_cpu,
+	 .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
+			"for a reader on CPU 3")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_call_rcu_in_irq, NULL);
+}
+
+static void synchronize_in_irq(void *data)
+{
+	(void)data;
+	synchronize_rcu();      /* sleeps: a BUG in IRQ context */
+}
+
+SIM_TEST(irq, synchronize_rcu_in_irq_is_a_bug, .signal = BUG_SIGNAL,
+	 .description = "call_rcu() works in an IRQ handler; synchronize_rcu() there "
+			"is reported as sleeping in invalid context")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	reset_globals();
+	rcu_callbacks_init();
+	raise_irq(2, delete_in_irq, foo_new(3), "delete_irq");
+	sim_run_until_idle();
+	cr_assert(irq_ran == 1 && nr_reclaimed == 1,
+		  "call_rcu() from an IRQ handler must work first (handler ran %d "
+		  "times, callback invoked %d times, expected 1 and 1): it is the way "
+		  "to free from IRQ context, since synchronize_rcu() sleeps",
+		  irq_ran, nr_reclaimed);
+	sim_expect_bug("sleeping function called from invalid context");
+	raise_irq(2, synchronize_in_irq, NULL, "sync_irq");
+	sim_run_until_idle();
+	cr_assert_fail("synchronize_rcu() in an IRQ handler was not reported as a bug");
+}
+
+/*
+ * An interrupt storm on CPU 1 while CPU 1's own task calls call_rcu(): the
+ * handler calls call_rcu() and raises itself again while storm_on is set, so
+ * an interrupt is pending at every scheduling point of the task's call_rcu(),
+ * the one just before spin_unlock() releases the lock included.
+ */
+static int storm_on, storm_calls, storm_not_in_irq;
+
+static void storm_irq(void *data)
+{
+	struct foo *p = foo_new(-1);
+
+	(void)data;
+	if (!in_interrupt())
+		storm_not_in_irq++;
+	call_rcu(&p->rcu, foo_reclaim);
+	storm_calls++;
+	if (READ_ONCE(storm_on))
+		raise_irq(1, storm_irq, NULL, "storm");
+}
+
+#define STORM_CALLS 50
+
+SIM_TEST(irq, irq_inside_call_rcu_critical_section,
+	 .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
+			"call_rcu()'s critical section neither deadlocks nor loses a "
+			"callback")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	reset_globals();
+	storm_on = storm_calls = storm_not_in_irq = 0;
+	rcu_callbacks_init();
+	migrate_to_cpu(1);
+	WRITE_ONCE(storm_on, 1);
+	raise_irq(1, storm_irq, NULL, "storm");
+	for (int i = 0; i < STORM_CALLS; i++) {
+		struct foo *p = foo_new(i);
+
+		call_rcu(&p->rcu, foo_reclaim);
+	}
+	WRITE_ONCE(storm_on, 0);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(storm_not_in_irq, 0, "test setup: the storm ran outside IRQ context");
+	cr_assert_geq(storm_calls, STORM_CALLS,
+		      "test setup: only %d interrupts landed during %d call_rcu() calls",
+		      storm_calls, STORM_CALLS);
+	cr_assert_eq(nr_reclaimed, STORM_CALLS + storm_calls,
+		     "%d callbacks queued (%d by the task, %d by interrupts), %d "
+		     "invoked: the queue lost or duplicated callbacks when an interrupt "
+		     "called call_rcu() inside another call_rcu()",
+		     STORM_CALLS + storm_calls, STORM_CALLS, storm_calls, nr_reclaimed);
+	cr_assert_eq(bad_container, 0, "a callback got a corrupted rcu_head");
+	rcu_callbacks_exit();
+}
+
+/* ---- order, exactly once, blimit ------------------------------------------ */
+
+struct item {
+	struct rcu_head rcu;
+	int idx;
+};
+
+static int *invoked_order;      /* idx of each invocation, in order */
+static int nr_invoked;
+static int *times_invoked;      /* per idx */
+static int nr_duplicates;
+
+static void item_cb(struct rcu_head *rp)
+{
+	struct item *it = container_of(rp, struct item, rcu);
+
+	if (invoked_order)
+		invoked_order[nr_invoked] = it->idx;
+	if (times_invoked && times_invoked[it->idx]++)
+		nr_duplicates++;
+	nr_invoked++;
+}
+
+#define FIFO_N 200
+
+static void scenario_fifo(void *arg)
+{
+	struct item *items = kmalloc(FIFO_N * sizeof(*items), GFP_KERNEL);
+
+	(void)arg;
+	invoked_order = kmalloc((FIFO_N + 1) * sizeof(int), GFP_KERNEL);
+	times_invoked = NULL;
+	nr_invoked = 0;
+	rcu_callbacks_init();
+	/* Ten bursts; between bursts grace periods and passes may happen. */
+	for (int i = 0; i < FIFO_N; i++) {
+		if (i % 20 == 0)
+			migrate_to_cpu(1 + (i / 20) % 3);
+		items[i].idx = i;
+		call_rcu(&items[i].rcu, item_cb);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_invoked, FIFO_N, "seed %llu: %d of %d callbacks invoked",
+		     seed(), nr_invoked, FIFO_N);
+	for (int i = 0; i < FIFO_N; i++)
+		cr_assert_eq(invoked_order[i], i,
+			     "seed %llu: invocation %d was callback %d: callbacks must be "
+			     "invoked in the order call_rcu() queued them (FIFO); rcu_barrier() "
+			     "in lab 3 relies on it", seed(), i, invoked_order[i]);
+	rcu_callbacks_exit();
+	kfree(invoked_order);
+	invoked_order = NULL;
+	kfree(items);
+}
+
+SIM_TEST(order, fifo,
+	 .description = "callbacks are invoked in the order call_rcu() queued them")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_fifo, NULL);
+}
+
+#define MANY 100000
+
+SIM_TEST(order, exactly_once_100000, .timeout = 240,
+	 .description = "10^5 callbacks, each invoked exactly once")
+{
+	struct sim_config cfg = sim_default_config();
+	struct item *items;
+
+	cfg.max_steps = 100000000;
+	cfg.trace = false;
+	sim_boot(&cfg);
+	items = kmalloc(MANY * sizeof(*items), GFP_KERNEL);
+	times_invoked = kzalloc(MANY * sizeof(int), GFP_KERNEL);
+	invoked_order = NULL;
+	nr_invoked = nr_duplicates = 0;
+	rcu_callbacks_init();
+	for (int i = 0; i < MANY; i++) {
+		if (i % 5000 == 0)
+			migrate_to_cpu(1 + (i / 5000) % 3);
+		items[i].idx = i;
+		call_rcu(&items[i].rcu, item_cb);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_duplicates, 0, "%d callbacks were invoked more than once",
+		     nr_duplicates);
+	for (int i = 0; i < MANY; i++)
+		cr_assert_eq(times_invoked[i], 1,
+			     "callback %d of %d was invoked %d times, not exactly once",
+			     i, MANY, times_invoked[i]);
+	cr_assert_eq(nr_invoked, MANY);
+	rcu_callbacks_exit();
+	kfree(times_invoked);
+	times_invoked = NULL;
+	kfree(items);
+}
+
+/* A task that keeps its CPU, held at "hog", until released. */
+static int hog_fn(void *arg)
+{
+	(void)arg;
+	sim_point("hog");
+	return 0;
+}
+
+#define BLIMIT_N 10000
+
+SIM_TEST(blimit, one_pass_invokes_blimit, .timeout = 120,
+	 .description = "with blimit 10 and 10^4 ready callbacks, one pass invokes 10 "
+			"and the rest wait for later passes")
+{
+	struct sim_config cfg = sim_default_config();
+	struct task_struct *hogs[3];
+	struct item *items;
+	long passes;
+
+	cfg.max_steps = 20000000;
+	sim_boot(&cfg);
+	items = kmalloc(BLIMIT_N * sizeof(*items), GFP_KERNEL);
+	invoked_order = NULL;
+	times_invoked = NULL;
+	nr_invoked = 0;
+	rcu_callbacks_init();
+	rcu_set_blimit(10);
+	sim_hold_point("rcu_cb_pass");
+
+	/* Every other CPU is busy, so all 10^4 callbacks are queued before the
+	 * kthread can take any: they all become ready after one grace period. */
+	sim_hold_point("hog");
+	hogs[0] = kthread_run_on_cpu(hog_fn, NULL, 0, "hog/0");
+	hogs[1] = kthread_run_on_cpu(hog_fn, NULL, 2, "hog/2");
+	hogs[2] = kthread_run_on_cpu(hog_fn, NULL, 3, "hog/3");
+	sim_run_until_idle();
+	migrate_to_cpu(1);
+	for (int i = 0; i < BLIMIT_N; i++) {
+		items[i].idx = i;
+		call_rcu(&items[i].rcu, item_cb);
+	}
+	sim_release_point("hog");
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
+		     "the kthread should wait at sim_point(\"rcu_cb_pass\") before its "
+		     "first pass (rcu_cb_pass_point() starts every pass)");
+	cr_assert_eq(nr_invoked, 0, "%d callbacks were invoked before any pass",
+		     nr_invoked);
+
+	passes = sim_point_passes("rcu_cb_pass");
+	sim_step_point("rcu_cb_pass", 1);
+	sim_run_until_idle();
+	cr_assert_eq(sim_point_passes("rcu_cb_pass"), passes + 1);
+	cr_assert_eq(nr_invoked, 10,
+		     "one pass invoked %d callbacks; with blimit 10 it must invoke "
+		     "exactly 10 and leave the other %d ready callbacks for later passes",
+		     nr_invoked, BLIMIT_N - 10);
+	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
+		     "after a pass with callbacks left over, the kthread must start "
+		     "another pass");
+
+	sim_step_point("rcu_cb_pass", 1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_invoked, 20, "the second pass invoked %d callbacks, not 10",
+		     nr_invoked - 10);
+
+	rcu_set_blimit(100);
+	sim_step_point("rcu_cb_pass", 1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_invoked, 120,
+		     "after rcu_set_blimit(100), a pass invoked %d callbacks, not 100",
+		     nr_invoked - 20);
+
+	sim_release_point("rcu_cb_pass");
+	sim_run_until_idle();
+	cr_assert_eq(nr_invoked, BLIMIT_N, "%d of %d callbacks invoked", nr_invoked,
+		     BLIMIT_N);
+	cr_assert_geq(sim_point_passes("rcu_cb_pass"), passes + 3 + (BLIMIT_N - 120) / 100,
+		      "%ld passes for %d callbacks at most 100 per pass",
+		      sim_point_passes("rcu_cb_pass") - passes, BLIMIT_N);
+	for (int i = 0; i < 3; i++)
+		kthread_stop(hogs[i]);
+	rcu_callbacks_exit();
+	kfree(items);
+}
+
+/* ---- a callback that queues itself again ---------------------------------- */
+
+struct reposter {
+	struct rcu_head rcu;
+	int runs;
+};
+
+static int repost_stop;
+
+static void repost_cb(struct rcu_head *rp)
+{
+	struct reposter *r = container_of(rp, struct reposter, rcu);
+
+	r->runs++;
+	if (READ_ONCE(repost_stop))
+		kfree(r);
+	else
+		call_rcu(&r->rcu, repost_cb);   /* again, after another grace period */
+}
+
+static void scenario_repost(void *arg)
+{
+	struct reposter *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	int runs = 0;
+	long live;
+
+	(void)arg;
+	repost_stop = 0;
+	rcu_callbacks_init();
+	sim_hold_point("rcu_cb_pass");
+	migrate_to_cpu(1);
+	call_rcu(&r->rcu, repost_cb);
+	migrate_to_cpu(-1);
+	for (int i = 1; i <= 5; i++) {
+		sim_run_until_idle();
+		cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
+			     "seed %llu: the self-reposting callback (run %d) should be "
+			     "ready at the kthread's next pass", seed(), i);
+		sim_step_point("rcu_cb_pass", 1);
+		sim_run_until_idle();
+		runs = r->runs;
+		cr_assert_eq(runs, i,
+			     "seed %llu: after %d passes the reposting callback ran %d "
+			     "times (a callback that calls call_rcu() must be invoked "
+			     "without the queue's lock held, and queued again)",
+			     seed(), i, runs);
+	}
+	/* Tell it to stop: its next run frees it instead of reposting. */
+	WRITE_ONCE(repost_stop, 1);
+	live = kmem_live_objects();
+	sim_release_point("rcu_cb_pass");
+	sim_run_until_idle();
+	cr_assert_eq(kmem_live_objects(), live - 1,
+		     "seed %llu: after being told to stop, the reposting callback did "
+		     "not run once more and free itself", seed());
+	long passes = sim_point_passes("rcu_cb_pass");
+
+	sim_run_until_idle();
+	cr_assert_eq(sim_point_passes("rcu_cb_pass"), passes,
+		     "seed %llu: passes go on after the last callback ran", seed());
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(repost, self_reposting_stops_when_told,
+	 .description = "a callback that calls call_rcu() on itself runs once per "
+			"grace period and, told to stop, frees itself and leaves nothing")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_repost, NULL);
+}
+
+/* ---- leaks --------------------------------------------------------------- */
+
+static void free_any(struct rcu_head *rp)
+{
+	kfree(rp);      /* the rcu_head is the object's first member */
+}
+
+static void queue_from_irq(void *data)
+{
+	int n = (int)(long)data;
+
+	for (int i = 0; i < n; i++)
+		call_rcu(kmalloc(sizeof(struct rcu_head) + (size_t)i, GFP_ATOMIC), free_any);
+}
+
+static int queue_from_kthread(void *data)
+{
+	int n = (int)(long)data;
+
+	for (int i = 0; i < n; i++) {
+		call_rcu(kmalloc(sizeof(struct rcu_head) + 8 * (size_t)i, GFP_KERNEL),
+			 free_any);
+		if (i % 16 == 0)
+			cond_resched();
+	}
+	return 0;
+}
+
+SIM_TEST(leak, nothing_left_when_callbacks_ran,
+	 .description = "callbacks queued from tasks and IRQs free "
+			"everything (under Valgrind: no leak, no memory error)")
+{
+	struct sim_config cfg = sim_default_config();
+	struct task_struct *k[2];
+
+	sim_boot(&cfg);
+	rcu_callbacks_init();
+	k[0] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 2, "poster/2");
+	k[1] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 3, "poster/3");
+	raise_irq(1, queue_from_irq, (void *)100L, "poster_irq");
+	raise_irq(2, queue_from_irq, (void *)100L, "poster_irq");
+	sim_run_until_idle();
+	cr_assert_eq(kmem_live_objects(), 0,
+		     "%ld objects still allocated after every callback should have run "
+		     "(callbacks lost or never invoked)", kmem_live_objects());
+	kthread_stop(k[0]);
+	kthread_stop(k[1]);
+	rcu_callbacks_exit();
+}
