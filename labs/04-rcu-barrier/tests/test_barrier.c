@@ -1,0 +1,269 @@
+/*
+ * test_barrier.c - rcu_barrier() with per-CPU queues: it waits for every
+ * callback queued on every CPU before it was called (from tasks or from
+ * interrupts), only until the last of them has finished; concurrent callers
+ * all return, none early; it is a BUG from IRQ context; lab 3's
+ * one-callback barrier is not enough any more.
+ */
+#include <linux/compiler.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <sim/test.h>
+#include "lab4_util.h"
+
+#define NCPU 4
+
+static struct slow_cb slow[NCPU];
+static struct rec_cb after_slow[NCPU][3];
+
+/* At return: were all of slow[] and after_slow[] done? */
+static void all_done_at_return(struct barrier_caller *bc)
+{
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		if (!READ_ONCE(slow[cpu].finished))
+			bc->early = 1;
+		for (int i = 0; i < 3; i++)
+			if (READ_ONCE(after_slow[cpu][i].times) != 1)
+				bc->early = 1;
+	}
+}
+
+/* Release the slow callbacks in this order, checking the barrier after each. */
+static const int release_order[NCPU] = { 3, 1, 0, 2 };
+
+static void release_and_check(struct barrier_caller *bc, int nbc, const char *how)
+{
+	for (int k = 0; k < NCPU; k++) {
+		int cpu = release_order[k];
+
+		for (int b = 0; b < nbc; b++)
+			cr_assert(!READ_ONCE(bc[b].returned),
+				  "rcu_barrier() (called on CPU %d) returned while the callback "
+				  "queued %s on CPU %d before it was still running: it must wait "
+				  "for a marker queued on every CPU (on_each_cpu(), TODO 4)",
+				  bc[b].cpu, how, cpu);
+		slow_cb_release(&slow[cpu]);
+		sim_run_until_idle();
+	}
+	for (int b = 0; b < nbc; b++) {
+		cr_assert(READ_ONCE(bc[b].returned),
+			  "rcu_barrier() (called on CPU %d) never returned after every callback "
+			  "had finished: does each CPU's marker callback decrement the count "
+			  "and the last one complete()? (TODO 4)", bc[b].cpu);
+		cr_assert(!bc[b].early,
+			  "rcu_barrier() (called on CPU %d) returned before every callback "
+			  "queued before it had been invoked", bc[b].cpu);
+		barrier_caller_stop(&bc[b]);
+	}
+}
+
+static void check_slow_started(const char *how)
+{
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		cr_assert(READ_ONCE(slow[cpu].started),
+			  "a callback queued %s on CPU %d was never invoked: call_rcu() must "
+			  "queue on the current CPU, and that CPU's kthread invoke it after a "
+			  "grace period (TODO 1-3)", how, cpu);
+		cr_assert_eq(slow[cpu].cpu, cpu, "a callback queued %s on CPU %d ran on CPU %d",
+			     how, cpu, slow[cpu].cpu);
+	}
+}
+
+/* Every CPU has a blocked callback and three more behind it; the barrier waits for all. */
+static void waits_for_every_cpu(void *arg)
+{
+	static struct barrier_caller bc;
+
+	(void)arg;
+	rec_cb_reset();
+	rcu_callbacks_init();
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		slow_cb_init(&slow[cpu]);
+		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
+		for (int i = 0; i < 3; i++) {
+			rec_cb_init(&after_slow[cpu][i], cpu);
+			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
+		}
+	}
+	sim_run_until_idle();
+	check_slow_started("from a task");
+	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
+	barrier_caller_start(&bc, 0);
+	sim_run_until_idle();
+	release_and_check(&bc, 1, "from a task");
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(barrier, waits_for_every_callback_on_every_cpu)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, waits_for_every_cpu, NULL);
+}
+
+/* The same, with every callback queued by an interrupt handler. */
+static int irq_context_seen[NCPU];
+
+static void queue_from_irq(void *data)
+{
+	int cpu = smp_processor_id();
+
+	(void)data;
+	irq_context_seen[cpu] = in_interrupt();
+	call_rcu(&slow[cpu].rh, slow_cb_func);
+	for (int i = 0; i < 3; i++)
+		call_rcu(&after_slow[cpu][i].rh, rec_cb_func);
+}
+
+static void covers_irq_callbacks(void *arg)
+{
+	static struct barrier_caller bc;
+
+	(void)arg;
+	rec_cb_reset();
+	rcu_callbacks_init();
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		slow_cb_init(&slow[cpu]);
+		for (int i = 0; i < 3; i++)
+			rec_cb_init(&after_slow[cpu][i], cpu);
+		irq_context_seen[cpu] = 0;
+		raise_irq(cpu, queue_from_irq, NULL, "queue_cbs");
+	}
+	sim_run_until_idle();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		cr_assert(irq_context_seen[cpu], "the interrupt on CPU %d did not run", cpu);
+	check_slow_started("from an interrupt");
+	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
+	barrier_caller_start(&bc, 2);
+	sim_run_until_idle();
+	release_and_check(&bc, 1, "from an interrupt");
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(barrier, covers_callbacks_queued_from_irq_on_every_cpu)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, covers_irq_callbacks, NULL);
+}
+
+/* Three callers on three CPUs at once, each with a callback of its own queued first. */
+static struct rec_cb own[NCPU];
+
+static void queue_own(struct barrier_caller *bc)
+{
+	rec_cb_init(&own[bc->cpu], bc->cpu);
+	call_rcu(&own[bc->cpu].rh, rec_cb_func);
+}
+
+static void own_and_all_done(struct barrier_caller *bc)
+{
+	all_done_at_return(bc);
+	if (READ_ONCE(own[bc->cpu].times) != 1)
+		bc->early = 1;
+}
+
+static void concurrent_callers(void *arg)
+{
+	static struct barrier_caller bc[3];
+
+	(void)arg;
+	rec_cb_reset();
+	rcu_callbacks_init();
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		slow_cb_init(&slow[cpu]);
+		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
+		for (int i = 0; i < 3; i++) {
+			rec_cb_init(&after_slow[cpu][i], cpu);
+			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
+		}
+	}
+	sim_run_until_idle();
+	check_slow_started("from a task");
+	for (int b = 0; b < 3; b++) {
+		bc[b] = (struct barrier_caller){ .do_barrier = rcu_barrier, .before = queue_own,
+						 .at_return = own_and_all_done };
+		barrier_caller_start(&bc[b], b);
+	}
+	sim_run_until_idle();
+	release_and_check(bc, 3, "from a task");
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(barrier, concurrent_callers_all_return_none_early)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, concurrent_callers, NULL);
+}
+
+/* From an interrupt handler: a BUG, reported before anything sleeps. */
+static void barrier_from_irq(void *data)
+{
+	(void)data;
+	rcu_barrier();
+}
+
+SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	rcu_callbacks_init();
+	sim_expect_bug("BUG_ON(in_interrupt())");
+	raise_irq(1, barrier_from_irq, NULL, "barrier_irq");
+	sim_run_until_idle();
+	cr_assert_fail("rcu_barrier() called from an interrupt handler returned: it must "
+		       "start with BUG_ON(in_interrupt()) (TODO 4): it sleeps, and an interrupt "
+		       "cannot");
+}
+
+/* Lab 3's barrier: one callback on its own CPU. With per-CPU queues it misses the others. */
+static void slow2_running_at_return(struct barrier_caller *bc)
+{
+	bc->early = !READ_ONCE(slow[2].finished);
+}
+
+static void lab3_barrier_misses(void *arg)
+{
+	static struct barrier_caller naive, real;
+
+	(void)arg;
+	rcu_callbacks_init();
+	slow_cb_init(&slow[2]);
+	queue_on_cpu(2, &slow[2].rh, slow_cb_func);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(slow[2].started),
+		  "a callback queued on CPU 2 was never invoked (TODO 1-3)");
+	naive = (struct barrier_caller){ .do_barrier = lab3_one_callback_barrier,
+					 .at_return = slow2_running_at_return };
+	barrier_caller_start(&naive, 0);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(naive.returned) && naive.early,
+		  "lab 3's one-callback barrier on CPU 0 should have returned while CPU 2's "
+		  "earlier callback was still running (per-CPU queues are not one FIFO): is "
+		  "call_rcu() queueing on the current CPU's own queue (TODO 1)?");
+	barrier_caller_stop(&naive);
+	real = (struct barrier_caller){ .do_barrier = rcu_barrier,
+					.at_return = slow2_running_at_return };
+	barrier_caller_start(&real, 0);
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(real.returned),
+		  "rcu_barrier() on CPU 0 returned while CPU 2's earlier callback was still "
+		  "running (TODO 4)");
+	slow_cb_release(&slow[2]);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(real.returned) && !real.early,
+		  "rcu_barrier() did not return once CPU 2's callback had finished (TODO 4)");
+	barrier_caller_stop(&real);
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(barrier, lab3_one_callback_barrier_no_longer_enough)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, lab3_barrier_misses, NULL);
+}

@@ -1,0 +1,125 @@
+/*
+ * test_qq4.c - Quick Quiz #4: can rcu_barrier() return before a CPU has
+ * queued its marker? With on_each_cpu() spinning (2007) no; with a wait that
+ * sleeps, the article's count-from-zero barrier does, and today's
+ * count-from-one barrier does not.
+ *
+ * Set QQ4_SVG_DIR=dir (with WORKBOOK_SEED=N) to write the timelines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/rcupdate.h>
+#include <sim/test.h>
+#include "qq4_scenario.h"
+
+static void write_path(char *buf, size_t n, const char *name)
+{
+	const char *dir = getenv("QQ4_SVG_DIR");
+
+	buf[0] = 0;
+	if (dir && *dir)
+		snprintf(buf, n, "%s/%s.svg", dir, name);
+}
+
+static void check_started(const struct qq4_run *r)
+{
+	cr_assert(r->slow_started,
+		  "a callback queued on CPU 1 was never invoked: call_rcu() must queue on the "
+		  "current CPU and CPU 1's kthread \"rcuo/1\" must invoke it after a grace period "
+		  "(TODO 1-3)");
+}
+
+static void qq4_article_sleeping(void *arg)
+{
+	char path[512];
+	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = true,
+			     .svg_title = "QQ4: count from 0, on_each_cpu() wait sleeps" };
+
+	(void)arg;
+	write_path(path, sizeof(path), "qq4-count-from-zero-sleeping-wait");
+	r.svg_path = path[0] ? path : NULL;
+	qq4_scenario(&r);
+	check_started(&r);
+	cr_assert(r.returned_while_blocked,
+		  "the article's count-from-zero rcu_barrier() should return early here (CPU 0's "
+		  "marker ran and the count hit zero before CPU 1 counted itself), but it did not: "
+		  "is call_rcu() queueing on the current CPU only, and each CPU's batch waiting "
+		  "for a grace period?");
+}
+
+SIM_TEST(qq4, article_count_from_zero_returns_early_when_wait_sleeps,
+	 .description = "Quick Quiz #4's premature return, shown with the 2007 barrier")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, qq4_article_sleeping, NULL);
+}
+
+static void qq4_article_spinning(void *arg)
+{
+	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = false };
+
+	(void)arg;
+	qq4_scenario(&r);
+	check_started(&r);
+	cr_assert(!r.returned_before_ipi && !r.returned_while_blocked,
+		  "the 2007 barrier returned early although on_each_cpu() waited by spinning: "
+		  "CPU 0 must not pass a quiescent state while it spins");
+	cr_assert(r.returned_at_end && r.blocked_done_at_return,
+		  "the 2007 barrier never returned, or returned before CPU 1's earlier callback "
+		  "finished, with a spinning on_each_cpu() wait");
+}
+
+SIM_TEST(qq4, article_count_from_zero_safe_when_wait_spins,
+	 .description = "The 2007 answer: a spinning wait blocks the grace period")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, qq4_article_spinning, NULL);
+}
+
+static void qq4_student(void *arg)
+{
+	char path[512];
+	bool sleeps = *(bool *)arg;
+	struct qq4_run r = { .do_barrier = rcu_barrier, .ipi_wait_sleeps = sleeps,
+			     .svg_title = sleeps ? "QQ4: rcu_barrier() (count from 1), wait sleeps"
+						 : "QQ4: rcu_barrier() (count from 1), wait spins" };
+
+	write_path(path, sizeof(path), sleeps ? "qq4-count-from-one-sleeping-wait"
+					      : "qq4-count-from-one-spinning-wait");
+	r.svg_path = path[0] ? path : NULL;
+	qq4_scenario(&r);
+	check_started(&r);
+	cr_assert(!r.returned_before_ipi,
+		  "rcu_barrier() returned before CPU 1 had even taken its cross-call: did you pass "
+		  "wait=1 to on_each_cpu() (TODO 4)?");
+	cr_assert(!r.returned_while_blocked,
+		  "rcu_barrier() returned while a callback queued on CPU 1 before it was still "
+		  "running: with on_each_cpu() waiting by %s, CPU 0's marker ran and the count "
+		  "reached zero before CPU 1 counted itself. Start the count at 1 and drop that "
+		  "extra count only after on_each_cpu() returns (TODO 4, Quick Quiz #4)",
+		  sleeps ? "sleeping" : "spinning");
+	cr_assert(r.returned_at_end,
+		  "rcu_barrier() never returned after every callback was released (is CPU 1's "
+		  "marker queued and counted? does the last marker complete()?)");
+	cr_assert(r.blocked_done_at_return,
+		  "rcu_barrier() returned before CPU 1's earlier callback had finished");
+}
+
+SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
+	 .description = "Today's fix: the count starts at one")
+{
+	struct sim_config cfg = sim_default_config();
+	bool sleeps = true;
+
+	sim_run_seeds(&cfg, qq4_student, &sleeps);
+}
+
+SIM_TEST(qq4, rcu_barrier_when_wait_spins)
+{
+	struct sim_config cfg = sim_default_config();
+	bool sleeps = false;
+
+	sim_run_seeds(&cfg, qq4_student, &sleeps);
+}
