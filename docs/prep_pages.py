@@ -241,8 +241,8 @@ class Site:
     def lab_sequence_dot(self):
         planned = [('01-synchronize-rcu', 'lab1', 'synchronize_rcu()'),
                    ('02-call-rcu', 'lab2', 'call_rcu()'),
-                   ('03-module-unload', 'lab3', 'the module-unload bug\\nrcu_barrier(), one queue'),
-                   ('04-rcu-barrier', 'lab4', 'per-CPU queues\\nrcu_barrier()')]
+                   ('03-module-unload', 'lab3', 'module unload,\\nrcu_barrier() (one queue)'),
+                   ('04-rcu-barrier', 'lab4', 'per-CPU queues,\\nrcu_barrier()')]
         have = {l['name']: l for l in self.labs}
         lines = ['\\dot', 'digraph labs {', '  rankdir=LR;',
                  '  node [shape=box, style="rounded,filled", fillcolor="#e8f0fe", '
@@ -252,21 +252,18 @@ class Site:
                                            if l['name'] not in [p[0] for p in planned]]
         for name in names:
             n = lab_number(name)
+            short = [p[2] for p in planned if p[0] == name]
+            short = short[0] if short else name[3:]
             if name in have:
                 l = have[name]
-                lines.append('  lab%d [label="Lab %d\\n%s", URL="%s.html"];' % (
-                    n, n, l['title'].replace('"', '\\"'), l['label']))
+                lines.append('  lab%d [label="Lab %d\\n%s", tooltip="%s", URL="%s.html"];' % (
+                    n, n, short, l['title'].replace('"', "'"), l['label']))
             else:
-                p = [x for x in planned if x[0] == name][0]
                 lines.append('  lab%d [label="Lab %d\\n%s\\n(not written yet)", '
-                             'style="rounded,dashed"];' % (n, n, p[2]))
+                             'style="rounded,dashed"];' % (n, n, short))
         for i in range(len(names) - 1):
-            lines.append('  lab%d -> lab%d;' % (lab_number(names[i]), lab_number(names[i + 1])))
-        for l in self.labs:
-            for u in l['json'].get('uses', []):
-                if lab_number(u) + 1 != lab_number(l['name']):
-                    lines.append('  lab%d -> lab%d [style=dotted, label="links"];' % (
-                        lab_number(u), lab_number(l['name'])))
+            lines.append('  lab%d -> lab%d [label="then"];' % (
+                lab_number(names[i]), lab_number(names[i + 1])))
         lines += ['}', '\\enddot']
         return '\n'.join(lines)
 
