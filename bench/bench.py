@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""bench.py - build and run the benchmarks, then summarise them (issue 10).
+
+    python3 bench/bench.py [--quick] [--out DIR] [--build-dir DIR] [--no-build]
+                           [--reps N] [--secs S] [--threads N]
+
+Builds rcubench (CMake target in bench/CMakeLists.txt; needs liburcu-dev),
+runs it once -- every side in one process, repetitions interleaved -- and
+writes to DIR (default: <build-dir>/bench-results):
+
+    raw.csv         every sample: metric,side,x,rep,value
+    summary.csv     per metric/side/x: median, min, max, n, ratio to liburcu
+    results.txt     the plain-text table, and which targets are met
+    reads.svg       reads/s against reader threads, the four read sides
+    barrier.svg     rcu_barrier() latency, nothing queued and 10^5 queued
+    sync.svg        synchronize_rcu() latency: alone, idle readers, busy readers
+
+Exit status: 0 when the run completed (targets missed are reported, not
+errors), 1 when the build or the run failed, 2 on bad usage.
+Benchmarks are never tests: nothing here runs in a test suite.
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+REF = "reference"
+QSBR = "liburcu-qsbr"
+MEMB = "liburcu-memb"
+RWLOCK = "pthread_rwlock"
+LAB2 = "reference-lab2"
+LAB4 = "reference-lab4"
+READ_SIDES = [REF, QSBR, MEMB, RWLOCK]
+
+# metric: (title, unit kind, lower is better)
+METRICS = {
+    "read_pair_ns": ("read pair (lock, dereference, unlock), 1 thread", "ns", True),
+    "reads_per_s": ("reads/s, all reader threads together", "rate", False),
+    "sync_alone_ns": ("synchronize_rcu(), no readers", "ns", True),
+    "sync_idle_ns": ("synchronize_rcu(), idle readers", "ns", True),
+    "sync_busy_ns": ("synchronize_rcu(), busy readers", "ns", True),
+    "call_rcu_ns": ("call_rcu() enqueue", "ns", True),
+    "callbacks_per_s": ("callbacks/s, enqueue to last invoked", "rate", False),
+    "barrier_empty_ns": ("rcu_barrier(), nothing queued", "ns", True),
+    "barrier_full_ns": ("rcu_barrier(), right after 10^5 call_rcu()", "ns", True),
+}
+ORDER = list(METRICS)
+SIDE_ORDER = [REF, LAB2, LAB4, QSBR, MEMB, RWLOCK]
+COLOURS = {REF: "#d62728", LAB2: "#ff7f0e", LAB4: "#d62728", QSBR: "#1f77b4",
+           MEMB: "#2ca02c", RWLOCK: "#7f7f7f"}
+
+
+# ---- formatting ---------------------------------------------------------
+
+def fmt_ns(v):
+    if v < 1e3:
+        return f"{v:.3g} ns"
+    if v < 1e6:
+        return f"{v / 1e3:.3g} us"
+    if v < 1e9:
+        return f"{v / 1e6:.3g} ms"
+    return f"{v / 1e9:.3g} s"
+
+
+def fmt_rate(v):
+    for div, suffix in ((1e9, "G/s"), (1e6, "M/s"), (1e3, "k/s")):
+        if v >= div:
+            return f"{v / div:.3g} {suffix}"
+    return f"{v:.3g} /s"
+
+
+def fmt(metric, v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return fmt_rate(v) if METRICS[metric][1] == "rate" else fmt_ns(v)
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "-"
+    return f"{r:.3g}x"
+
+
+# ---- build and run ------------------------------------------------------
+
+def build(build_dir):
+    if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
+        subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja",
+                        "-DWORKBOOK_IMPL=solutions"], check=True)
+    else:  # pick up lab sources that appeared since (labs 2 and 4)
+        subprocess.run(["cmake", build_dir], check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run(["cmake", "--build", build_dir, "--target", "rcubench"])
+    if r.returncode:
+        sys.exit("bench: building rcubench failed (is liburcu-dev installed? "
+                 "apt-get install -y liburcu-dev)")
+
+
+def run(build_dir, args, out):
+    exe = os.path.join(build_dir, "bench", "rcubench")
+    if not os.path.exists(exe):
+        sys.exit(f"bench: {exe} not built (liburcu-dev missing at configure time?)")
+    cmd = [exe]
+    argfile = os.path.join(build_dir, "bench", "rcubench.args")
+    if os.path.exists(argfile):
+        cmd += [a for a in open(argfile).read().split("\n") if a]
+    if args.quick:
+        cmd.append("--quick")
+    for opt in ("reps", "secs", "threads"):
+        v = getattr(args, opt)
+        if v is not None:
+            cmd += [f"--{opt}", str(v)]
+    print("bench:", " ".join(cmd), file=sys.stderr)
+    t0 = time.monotonic()
+    # The simulated kernel writes failure timelines under ./traces: keep them in DIR.
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=out)
+    if r.returncode:
+        sys.exit(f"bench: rcubench failed (exit {r.returncode})")
+    with open(os.path.join(out, "raw.csv"), "w") as f:
+        f.write(r.stdout)
+    return r.stdout, time.monotonic() - t0
+
+
+# ---- summary ------------------------------------------------------------
+
+def load(raw):
+    samples = {}
+    for row in csv.DictReader(io.StringIO(raw)):
+        key = (row["metric"], row["side"], int(row["x"]))
+        samples.setdefault(key, []).append(float(row["value"]))
+    # The read pair: the 1-thread reads/s, inverted, sample by sample.
+    for (metric, side, x), vals in list(samples.items()):
+        if metric == "reads_per_s" and x == 1:
+            samples[("read_pair_ns", side, 1)] = [1e9 / v for v in vals if v > 0]
+    return samples
+
+
+def summarise(samples):
+    rows = {}
+    for key, vals in samples.items():
+        if vals:
+            rows[key] = {"median": statistics.median(vals), "min": min(vals),
+                         "max": max(vals), "n": len(vals)}
+    for (metric, side, x), r in rows.items():
+        for base, col in ((MEMB, "vs_memb"), (QSBR, "vs_qsbr")):
+            b = rows.get((metric, base, x))
+            r[col] = r["median"] / b["median"] if b and b["median"] else None
+    return rows
+
+
+def sort_key(key):
+    metric, side, x = key
+    return (ORDER.index(metric), x,
+            SIDE_ORDER.index(side) if side in SIDE_ORDER else 99, side)
+
+
+def write_summary(rows, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["metric", "side", "x", "median", "min", "max", "n",
+                    "ratio_to_liburcu_memb", "ratio_to_liburcu_qsbr"])
+        for key in sorted(rows, key=sort_key):
+            r = rows[key]
+            w.writerow([*key, f"{r['median']:.6g}", f"{r['min']:.6g}", f"{r['max']:.6g}",
+                        r["n"], "" if r["vs_memb"] is None else f"{r['vs_memb']:.4g}",
+                        "" if r["vs_qsbr"] is None else f"{r['vs_qsbr']:.4g}"])
+
+
+def targets(rows):
+    """Issue 10's three targets: (text, met or None when not measured)."""
+    out = []
+    ref, qsbr = rows.get(("read_pair_ns", REF, 1)), rows.get(("read_pair_ns", QSBR, 1))
+    if ref and qsbr:
+        out.append((f"read pair no costlier than liburcu-qsbr: reference "
+                    f"{fmt_ns(ref['median'])}, liburcu-qsbr {fmt_ns(qsbr['median'])} "
+                    f"({ref['median'] / qsbr['median']:.3g}x)",
+                    ref["median"] <= qsbr["median"]))
+    xs = sorted(x for (m, s, x) in rows if m == "reads_per_s" and s == REF)
+    if xs:
+        x = 2 if 2 in xs else xs[-1]
+        ref, rw = rows.get(("reads_per_s", REF, x)), rows.get(("reads_per_s", RWLOCK, x))
+        if ref and rw:
+            k = ref["median"] / rw["median"]
+            out.append((f"reads/s at {x} threads >= 10x pthread_rwlock's: reference "
+                        f"{fmt_rate(ref['median'])}, rwlock {fmt_rate(rw['median'])} "
+                        f"({k:.3g}x)", k >= 10))
+    lib = rows.get(("barrier_empty_ns", MEMB, 0))
+    for side in (LAB4,):
+        ref = rows.get(("barrier_empty_ns", side, 0))
+        if ref and lib:
+            k = lib["median"] / ref["median"]
+            out.append((f"rcu_barrier() with nothing queued >= 100x faster than liburcu's: "
+                        f"{side} {fmt_ns(ref['median'])}, liburcu-memb "
+                        f"{fmt_ns(lib['median'])} ({k:.3g}x faster)", k >= 100))
+        elif lib:
+            out.append((f"rcu_barrier() with nothing queued: {side} not built", None))
+    return out
+
+
+def table(rows, header):
+    lines = [header, ""]
+    w = (24, 9, 11, 25, 9, 9)
+    head = ("side", "x", "median", "min .. max", "/memb", "/qsbr")
+    for metric in ORDER:
+        keys = sorted((k for k in rows if k[0] == metric), key=sort_key)
+        if not keys:
+            continue
+        title, _, lower = METRICS[metric]
+        lines.append(f"{title} [{metric}; {'lower' if lower else 'higher'} is better]")
+        lines.append("  " + "".join(h.ljust(n) for h, n in zip(head, w)).rstrip())
+        for key in keys:
+            r = rows[key]
+            cells = (key[1], str(key[2]), fmt(metric, r["median"]),
+                     f"{fmt(metric, r['min'])} .. {fmt(metric, r['max'])}",
+                     fmt_ratio(r["vs_memb"]), fmt_ratio(r["vs_qsbr"]))
+            lines.append("  " + "".join(c.ljust(n) for c, n in zip(cells, w)).rstrip())
+        lines.append("")
+    lines.append("x: reader threads (reads/s, sync), callbacks queued (call_rcu, barrier); "
+                 "/memb, /qsbr: median / liburcu's median")
+    lines.append("")
+    lines.append("Targets (issue 10)")
+    for text, met in targets(rows):
+        tag = "MET    " if met else ("NOT MET" if met is not None else "n/a    ")
+        lines.append(f"  [{tag}] {text}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- SVG ------------------------------------------------------------------
+
+def esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class Svg:
+    def __init__(self, w, h, title):
+        self.w, self.h = w, h
+        self.parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+                      f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
+                      f'<rect width="{w}" height="{h}" fill="white"/>',
+                      f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15" '
+                      f'font-weight="bold">{esc(title)}</text>']
+
+    def add(self, s):
+        self.parts.append(s)
+
+    def text(self, x, y, s, anchor="start", **kw):
+        extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in kw.items())
+        self.add(f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>'
+                 f'{esc(s)}</text>')
+
+    def line(self, x1, y1, x2, y2, colour="black", width=1, dash=None):
+        d = f' stroke-dasharray="{dash}"' if dash else ""
+        self.add(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                 f'stroke="{colour}" stroke-width="{width}"{d}/>')
+
+    def save(self, path):
+        with open(path, "w") as f:
+            f.write("\n".join(self.parts + ["</svg>"]) + "\n")
+
+
+class LogAxis:
+    """A log10 y axis from the data's range, in whole decades."""
+
+    def __init__(self, lo, hi, top, bottom):
+        self.lo = math.floor(math.log10(lo))
+        self.hi = math.ceil(math.log10(hi))
+        if self.hi == self.lo:
+            self.hi += 1
+        self.top, self.bottom = top, bottom
+
+    def y(self, v):
+        f = (math.log10(v) - self.lo) / (self.hi - self.lo)
+        return self.bottom - f * (self.bottom - self.top)
+
+    def draw(self, svg, left, right, fmt_tick, label):
+        for d in range(self.lo, self.hi + 1):
+            y = self.y(10 ** d)
+            svg.line(left, y, right, y, "#dddddd")
+            svg.text(left - 6, y + 4, fmt_tick(10 ** d), "end")
+            for k in range(2, 10):
+                if d < self.hi:
+                    yy = self.y(k * 10 ** d)
+                    svg.line(left - 3, yy, left, yy, "#999999")
+        svg.line(left, self.top, left, self.bottom)
+        mid = (self.top + self.bottom) / 2
+        svg.add(f'<text x="16" y="{mid:.1f}" text-anchor="middle" '
+                f'transform="rotate(-90 16 {mid:.1f})">{esc(label)}</text>')
+
+
+def legend(svg, x, y, entries):
+    for i, (name, colour) in enumerate(entries):
+        yy = y + 18 * i
+        svg.add(f'<rect x="{x}" y="{yy - 9}" width="14" height="10" fill="{colour}"/>')
+        svg.text(x + 20, yy, name)
+
+
+def plot_reads(rows, path, note):
+    series = {}
+    for (m, side, x), r in rows.items():
+        if m == "reads_per_s":
+            series.setdefault(side, []).append((x, r))
+    if not series:
+        return
+    xs = sorted({x for pts in series.values() for x, _ in pts})
+    vals = [v for pts in series.values() for _, r in pts for v in (r["min"], r["max"])]
+    W, H, L, R, T, B = 720, 460, 90, 560, 45, 400
+    svg = Svg(W, H, "Read side: reads/s against reader threads (log scale)")
+    ax = LogAxis(min(vals), max(vals), T, B)
+    ax.draw(svg, L, R, lambda v: fmt_rate(v).replace(" ", ""), "reads per second, all threads")
+
+    def px(x):
+        return L + 40 + (R - L - 80) * ((x - xs[0]) / (xs[-1] - xs[0]) if len(xs) > 1 else 0.5)
+
+    svg.line(L, B, R, B)
+    for x in xs:
+        svg.line(px(x), B, px(x), B + 5)
+        svg.text(px(x), B + 18, str(x), "middle")
+    svg.text((L + R) / 2, B + 36, "reader threads (one per CPU)", "middle")
+    entries = []
+    for side in [s for s in SIDE_ORDER if s in series] + [s for s in series if s not in SIDE_ORDER]:
+        pts = sorted(series[side], key=lambda p: p[0])
+        colour = COLOURS.get(side, "black")
+        d = " ".join(f"{px(x):.1f},{ax.y(r['median']):.1f}" for x, r in pts)
+        svg.add(f'<polyline points="{d}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for x, r in pts:
+            svg.line(px(x), ax.y(r["max"]), px(x), ax.y(r["min"]), colour, 1)
+            svg.add(f'<circle cx="{px(x):.1f}" cy="{ax.y(r["median"]):.1f}" r="4" '
+                    f'fill="{colour}"><title>{esc(side)}, {x} threads: '
+                    f'{fmt_rate(r["median"])}</title></circle>')
+        entries.append((side, colour))
+    legend(svg, R + 20, T + 20, entries)
+    svg.text(R + 20, T + 20 + 18 * len(entries) + 10, "median; bar: min..max", font_size=11)
+    svg.text(L, H - 12, note, font_size=10, fill="#555555")
+    svg.save(path)
+
+
+def plot_bars(rows, path, title, groups, sides, note):
+    """Grouped bars (log scale): one group per (metric, x, label), one bar per side."""
+    data = [(label, [(s, rows.get((m, s, x))) for s in sides]) for m, x, label in groups]
+    vals = [v for _, bars in data for _, r in bars if r for v in (r["min"], r["max"])]
+    if not vals:
+        return
+    present = [s for s in sides if any(r for _, bars in data for side, r in bars if side == s)]
+    W, H, L, R, T, B = 720, 460, 90, 560, 45, 400
+    svg = Svg(W, H, title)
+    ax = LogAxis(min(vals), max(vals), T, B)
+    ax.draw(svg, L, R, lambda v: fmt_ns(v).replace(" ", ""), "latency (log scale)")
+    svg.line(L, B, R, B)
+    gw = (R - L) / len(data)
+    bw = gw * 0.7 / max(1, len(present))
+    for g, (label, bars) in enumerate(data):
+        x0 = L + g * gw + gw * 0.15
+        svg.text(L + g * gw + gw / 2, B + 18, label, "middle")
+        for i, side in enumerate(present):
+            r = dict(bars).get(side)
+            if not r:
+                continue
+            colour = COLOURS.get(side, "black")
+            x = x0 + i * bw
+            y = ax.y(r["median"])
+            svg.add(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw * 0.9:.1f}" '
+                    f'height="{B - y:.1f}" fill="{colour}"><title>{esc(side)}: '
+                    f'{fmt_ns(r["median"])}</title></rect>')
+            cx = x + bw * 0.45
+            svg.line(cx, ax.y(r["max"]), cx, ax.y(r["min"]), "black", 1)
+            svg.text(cx, y - 4, fmt_ns(r["median"]).replace(" ", ""), "middle", font_size=10)
+    legend(svg, R + 20, T + 20, [(s, COLOURS.get(s, "black")) for s in present])
+    svg.text(R + 20, T + 20 + 18 * len(present) + 10, "median; bar: min..max", font_size=11)
+    svg.text(L, H - 12, note, font_size=10, fill="#555555")
+    svg.save(path)
+
+
+# ---- main -----------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3 short repetitions (< 30 s)")
+    ap.add_argument("--out", help="output folder (default: <build-dir>/bench-results)")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--no-build", action="store_true", help="use the rcubench already built")
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--secs", type=float, help="seconds per reads/s sample")
+    ap.add_argument("--threads", type=int, help="most reader threads (default: online CPUs)")
+    args = ap.parse_args()
+    build_dir = os.path.abspath(args.build_dir)
+    out = os.path.abspath(args.out or os.path.join(build_dir, "bench-results"))
+    os.makedirs(out, exist_ok=True)
+    if not args.no_build:
+        build(build_dir)
+    raw, secs = run(build_dir, args, out)
+    rows = summarise(load(raw))
+    write_summary(rows, os.path.join(out, "summary.csv"))
+    ncpu = len(os.sched_getaffinity(0))
+    header = (f"RCU Labs benchmarks: the reference RCU (solutions, simulated kernel, parallel "
+              f"mode, trace off) against liburcu 0.13 and pthread_rwlock\n"
+              f"{ncpu} CPUs, {'quick' if args.quick else 'full'} run, {secs:.1f} s, "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    text = table(rows, header)
+    with open(os.path.join(out, "results.txt"), "w") as f:
+        f.write(text)
+    note = f"{ncpu} CPUs; {'quick' if args.quick else 'full'} run; interleaved repetitions"
+    plot_reads(rows, os.path.join(out, "reads.svg"), note)
+    plot_bars(rows, os.path.join(out, "barrier.svg"), "rcu_barrier() latency (log scale)",
+              [("barrier_empty_ns", 0, "nothing queued"),
+               ("barrier_full_ns", max([x for (m, s, x) in rows if m == "barrier_full_ns"],
+                                       default=0), "after 10^5 call_rcu()")],
+              [LAB4, MEMB], note)
+    rdr = max([x for (m, s, x) in rows if m == "sync_busy_ns"], default=0)
+    plot_bars(rows, os.path.join(out, "sync.svg"), "synchronize_rcu() latency (log scale)",
+              [("sync_alone_ns", 0, "no readers"), ("sync_idle_ns", rdr, f"{rdr} idle readers"),
+               ("sync_busy_ns", rdr, f"{rdr} busy readers")], [REF, QSBR, MEMB], note)
+    sys.stdout.write(text)
+    print(f"bench: results in {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
