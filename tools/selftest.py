@@ -93,7 +93,7 @@ def run(a, wb):
         res, _ = wb.run_tests(common, names, os.path.join(sol, "runs", "common"), {}, wb.JOBS,
                               filter_names=False)
         bad = [n for n in names if not res.get(n, (False,))[0]]
-        sh.check(names and not bad, f"common: {len(names) - len(bad)}/{len(names)} pass",
+        sh.check(bool(names) and not bad, f"common: {len(names) - len(bad)}/{len(names)} pass",
                  ", ".join(bad))
     tests_of = {}
     for lab in labs:
@@ -113,7 +113,7 @@ def run(a, wb):
         res, _ = wb.run_tests(exe, names, os.path.join(sol, "runs", lab.label), tmo, wb.JOBS)
         pts, _ = wb.score_lab(lab, res)
         bad = [n for n in names if not res[n][0]]
-        sh.check(names and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/{len(names)} pass,"
+        sh.check(bool(names) and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/{len(names)} pass,"
                  f" {pts}/{lab.max_points} points", ", ".join(bad))
         sh.table.append([lab.name, f"{pts}/{lab.max_points}", "", ""])
 
@@ -133,8 +133,8 @@ def run(a, wb):
             res, _ = wb.run_tests(exe, names, os.path.join(st, "runs", lab.label), tmo, wb.JOBS)
             pts, _ = wb.score_lab(lab, res)
             good = [n for n in names if res[n][0]]
-            sh.check(names and not good, f"starters {lab.name}: {len(names) - len(good)}/{len(names)}"
-                     f" fail, {pts} points", "pass against the starter: " + ", ".join(good))
+            sh.check(bool(names) and not good, f"starters {lab.name}: {len(names) - len(good)}/{len(names)}"
+                     f" fail, {pts} points", ("pass against the starter: " + ", ".join(good)) if good else "")
             for row in sh.table:
                 if row[0] == lab.name:
                     row[2] = f"{pts}/{lab.max_points}"
