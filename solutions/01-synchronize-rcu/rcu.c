@@ -33,36 +33,45 @@ void rcu_read_unlock(void)
 
 /* BEGIN SOLUTION */
 /*
- * Has every CPU passed a quiescent state since @snap was taken? The caller's
- * own CPU (@self) has: the caller holds it and is no reader, so no reader can
- * be inside there.
+ * Has every CPU passed a quiescent state since @snap was taken? A CPU whose
+ * count has moved has; so has one that was idle when the grace period began
+ * (snap_idle) or is idle now, since an idle CPU runs no reader. The caller's
+ * own CPU (@self) has: the caller holds it and is no reader.
  */
-static bool all_cpus_passed_qs(const unsigned long *snap, int self)
+static bool all_cpus_passed_qs(const unsigned long *snap, const bool *snap_idle, int self)
 {
 	int cpu;
 
-	for_each_online_cpu(cpu)
-		if (cpu != self && cpu_quiescent_count(cpu) == snap[cpu] && !idle_cpu(cpu))
+	for_each_online_cpu(cpu) {
+		if (cpu == self || snap_idle[cpu])
+			continue;
+		if (cpu_quiescent_count(cpu) == snap[cpu] && !idle_cpu(cpu))
 			return false;
+	}
 	return true;
 }
 /* END SOLUTION */
 
 void synchronize_rcu(void)
 {
-	/* TODO 3: snapshot every CPU's quiescent-state count, then sleep on
-	 * cpu_qs_wq until each CPU's count has moved or the CPU is idle. */
+	/* TODO 3: snapshot every CPU's quiescent-state count (and whether it is
+	 * idle), then sleep on cpu_qs_wq until each other CPU has been idle or
+	 * has passed a quiescent state since the snapshot. */
 	/* BEGIN SOLUTION */
 	unsigned long snap[NR_CPUS];
+	bool snap_idle[NR_CPUS];
 	unsigned long gp;
-	int cpu, self = task_cpu(current);
+	int self, cpu;
 
 	might_sleep();
 	gp = ++gp_seq;
 	trace_rcu_gp(1, gp);
-	for_each_online_cpu(cpu)
+	self = task_cpu(current);
+	for_each_online_cpu(cpu) {
 		snap[cpu] = cpu_quiescent_count(cpu);
-	wait_event(cpu_qs_wq, all_cpus_passed_qs(snap, self));
+		snap_idle[cpu] = idle_cpu(cpu);
+	}
+	wait_event(cpu_qs_wq, all_cpus_passed_qs(snap, snap_idle, self));
 	trace_rcu_gp(0, gp);
 	/* END SOLUTION */
 }

@@ -1,0 +1,251 @@
+/*
+ * test_rculist.c - rcu_assign_pointer(), list_add_rcu(), list_add_tail_rcu(),
+ * list_del_rcu() and list_for_each_entry_rcu() (TODOs 4 to 8).
+ *
+ * Rule kept here: every schedule that matters is forced (a reader held at a
+ * named point while the writer acts), so each test shows its bug on every
+ * seed; the seed sweep adds interleavings around the forced ones.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "lab1.h"
+
+#define MAX_SEEN 16
+
+/* A reader kthread that walks a list, optionally stopping on one key. */
+struct walker {
+	struct list_head *head;
+	long stop_at;          /* stop at sim_point("walker-on-item") on this key; 0: never */
+	long seen[MAX_SEEN];
+	long vals[MAX_SEEN];
+	int n;
+	bool reached_end;      /* the walk came back to the head */
+	bool hit_poison;       /* the walk followed a poisoned pointer */
+	bool overran;          /* more than MAX_SEEN items: a cycle? */
+};
+
+static int walk(void *arg)
+{
+	struct walker *w = arg;
+	struct item *it;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(it, w->head, list) {
+		if (lab1_is_list_poison(&it->list)) {
+			w->hit_poison = true;
+			break;
+		}
+		if (w->n == MAX_SEEN) {
+			w->overran = true;
+			break;
+		}
+		w->seen[w->n] = it->key;
+		w->vals[w->n] = it->val;
+		w->n++;
+		if (it->key == w->stop_at)
+			sim_point("walker-on-item");
+	}
+	if (!w->hit_poison && !w->overran)
+		w->reached_end = (&it->list == w->head);
+	rcu_read_unlock();
+	return 0;
+}
+
+static void seen_str(const struct walker *w, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < w->n && at < len; i++)
+		at += snprintf(buf + at, len - at, "%s%ld", i ? "," : "", w->seen[i]);
+}
+
+static void assert_walk(const struct walker *w, const long *want, int nwant,
+			const char *what)
+{
+	char got[128];
+
+	seen_str(w, got, sizeof(got));
+	cr_assert(!w->hit_poison,
+		  "seed %llu: %s: the reader followed a poisoned pointer after [%s]; "
+		  "list_del_rcu() must keep ->next (only ->prev gets LIST_POISON2)",
+		  (unsigned long long)sim_seed(), what, got);
+	cr_assert(!w->overran, "seed %llu: %s: the walk did not end (a cycle?) [%s]",
+		  (unsigned long long)sim_seed(), what, got);
+	cr_assert_eq(w->n, nwant,
+		     "seed %llu: %s: the reader saw %d items [%s], expected %d; "
+		     "check list_add_rcu()/list_add_tail_rcu() (TODO 6) and "
+		     "list_for_each_entry_rcu() (TODO 8)",
+		     (unsigned long long)sim_seed(), what, w->n, got, nwant);
+	for (int i = 0; i < nwant; i++)
+		cr_assert_eq(w->seen[i], want[i],
+			     "seed %llu: %s: item %d is key %ld, expected %ld (saw [%s])",
+			     (unsigned long long)sim_seed(), what, i, w->seen[i], want[i], got);
+	cr_assert(w->reached_end, "seed %llu: %s: the walk did not end at the list head",
+		  (unsigned long long)sim_seed(), what);
+}
+
+/* ---- rculist/add_and_walk ------------------------------------------------ */
+
+static void add_and_walk(void *arg)
+{
+	LIST_HEAD(head);
+	struct item *it[5];
+	struct walker w = { .head = &head };
+
+	(void)arg;
+	/* tail adds 1, 2, 3; head add 0; tail add 4: the list reads 0 1 2 3 4 */
+	for (int k = 1; k <= 3; k++) {
+		it[k] = lab1_item(k);
+		list_add_tail_rcu(&it[k]->list, &head);
+	}
+	it[0] = lab1_item(0);
+	list_add_rcu(&it[0]->list, &head);
+	it[4] = lab1_item(4);
+	list_add_tail_rcu(&it[4]->list, &head);
+
+	kthread_stop(kthread_run_on_cpu(walk, &w, (int)(sim_seed() % 4), "walker"));
+	assert_walk(&w, (const long[]){ 0, 1, 2, 3, 4 }, 5, "after adds");
+
+	/* delete the middle, the head's first and the last (no reader inside) */
+	struct list_head *old_next = it[2]->list.next;
+
+	list_del_rcu(&it[2]->list);
+	cr_assert_eq(it[2]->list.next, old_next,
+		     "list_del_rcu() changed the deleted entry's ->next: keep it, a reader "
+		     "standing there walks on through it");
+	cr_assert_eq(it[2]->list.prev, LIST_POISON2,
+		     "list_del_rcu() must poison ->prev with LIST_POISON2 (TODO 7)");
+	list_del_rcu(&it[0]->list);
+	list_del_rcu(&it[4]->list);
+	memset(&w, 0, sizeof(w));
+	w.head = &head;
+	kthread_stop(kthread_run_on_cpu(walk, &w, (int)((sim_seed() + 1) % 4), "walker"));
+	assert_walk(&w, (const long[]){ 1, 3 }, 2, "after deleting 2, 0 and 4");
+	cr_assert_eq(head.prev, &it[3]->list,
+		     "after list_del_rcu() of the last item, head->prev must be the new last");
+
+	synchronize_rcu(); /* no reader left; and the controller may call it */
+	kfree(it[0]);
+	kfree(it[2]);
+	kfree(it[4]);
+	lab1_free_all(&head);
+}
+
+SIM_TEST(rculist, add_and_walk,
+	 .description = "list_add_rcu()/list_add_tail_rcu() link in order, "
+			"list_for_each_entry_rcu() walks it, list_del_rcu() unlinks")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, add_and_walk, NULL);
+}
+
+/* ---- rculist/reader_on_deleted_item_walks_on ------------------------------- */
+
+static void reader_on_deleted(void *arg)
+{
+	LIST_HEAD(head);
+	struct item *it[6];
+	struct walker w = { .head = &head, .stop_at = 3 };
+	int cpu = (int)(sim_seed() % 4);
+
+	(void)arg;
+	for (int k = 1; k <= 5; k++) {
+		it[k] = lab1_item(k);
+		list_add_tail_rcu(&it[k]->list, &head);
+	}
+	sim_hold_point("walker-on-item");
+	struct task_struct *k = kthread_run_on_cpu(walk, &w, cpu, "walker");
+
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("walker-on-item"), 1,
+		     "seed %llu: the reader never stood on item 3 (it saw %d items): "
+		     "check list_add_tail_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)",
+		     (unsigned long long)sim_seed(), w.n);
+
+	/* The writer deletes the item the reader stands on, and the next one. */
+	list_del_rcu(&it[3]->list);
+	list_del_rcu(&it[4]->list);
+	cr_assert_eq(it[3]->list.prev, LIST_POISON2,
+		     "list_del_rcu() must poison ->prev with LIST_POISON2 (TODO 7)");
+
+	sim_release_point("walker-on-item");
+	kthread_stop(k);
+	/* 4 was deleted after the reader reached 3: 3's ->next still leads
+	 * there, and 4's ->next leads on to 5. Both are fine for RCU. */
+	assert_walk(&w, (const long[]){ 1, 2, 3, 4, 5 }, 5,
+		    "a reader standing on item 3 while 3 and 4 were deleted");
+
+	synchronize_rcu();
+	kfree(it[3]);
+	kfree(it[4]);
+	lab1_free_all(&head);
+}
+
+SIM_TEST(rculist, reader_on_deleted_item_walks_on,
+	 .description = "a reader standing on an item while it is deleted walks on to the end")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, reader_on_deleted, NULL);
+}
+
+/* ---- rculist/publication_orders_init_before_link --------------------------- */
+
+static int publisher(void *arg)
+{
+	struct list_head *head = arg;
+	struct item *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	struct item *b = kzalloc(sizeof(*b), GFP_KERNEL);
+
+	/* A weakly-ordered CPU: these stores sit in the store buffer until
+	 * this CPU's next barrier. Only a release store drains it in time. */
+	sim_store(&a->key, 7);
+	sim_store(&a->val, 700);
+	list_add_rcu(&a->list, head);
+	sim_store(&b->key, 8);
+	sim_store(&b->val, 800);
+	list_add_tail_rcu(&b->list, head);
+	sim_point("published"); /* held: no context switch drains it either */
+	return 0;
+}
+
+static void publication(void *arg)
+{
+	LIST_HEAD(head);
+	struct walker w = { .head = &head };
+	int wcpu = (int)(sim_seed() % 4), rcpu = (wcpu + 1 + (int)(sim_seed() / 4) % 3) % 4;
+
+	(void)arg;
+	sim_hold_point("published");
+	struct task_struct *pub = kthread_run_on_cpu(publisher, &head, wcpu, "publisher");
+
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("published"), 1, "the publisher did not finish publishing");
+	kthread_stop(kthread_run_on_cpu(walk, &w, rcpu, "reader"));
+	cr_assert_eq(w.n, 2,
+		     "seed %llu: the reader found %d items after two were published; check "
+		     "__list_add_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)",
+		     (unsigned long long)sim_seed(), w.n);
+	for (int i = 0; i < 2; i++)
+		cr_assert(w.seen[i] == 7 + i && w.vals[i] == 700 + 100 * i,
+			  "seed %llu: a reader on CPU %d saw item %d as key %ld val %ld before "
+			  "its fields were visible (want %d, %d): rcu_assign_pointer() must be a "
+			  "release store (smp_store_release()), and __list_add_rcu() must publish "
+			  "with it (TODO 4, TODO 6)",
+			  (unsigned long long)sim_seed(), rcpu, i, w.seen[i], w.vals[i], 7 + i,
+			  700 + 100 * i);
+	sim_release_point("published");
+	kthread_stop(pub);
+	synchronize_rcu();
+	lab1_free_all(&head);
+}
+
+SIM_TEST(rculist, publication_orders_init_before_link,
+	 .description = "a reader never sees an item before its fields are initialised")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, publication, NULL);
+}

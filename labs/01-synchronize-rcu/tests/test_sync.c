@@ -1,0 +1,218 @@
+/*
+ * test_sync.c - rcu_read_lock()/rcu_read_unlock() and synchronize_rcu()
+ * (TODOs 1 to 3).
+ *
+ * Rule kept here: "synchronize_rcu() has not returned" is only ever checked
+ * after sim_run_until_idle(), when the updater could have run as far as it
+ * ever will; the reader it waits for is held at a named point, keeping its
+ * CPU, so no quiescent state can sneak in.
+ */
+#include "lab1.h"
+
+#define SEED ((unsigned long long)sim_seed())
+
+/* ---- sync/waits_for_preexisting_reader ----------------------------------- */
+
+static void waits_for_reader(void *arg)
+{
+	struct held_reader r = { .point = "old-reader" };
+	struct updater u = { 0 };
+	int rcpu = (int)(sim_seed() % 4);
+	int ucpu = (rcpu + 1 + (int)(sim_seed() / 4) % 3) % 4;
+
+	(void)arg;
+	sim_hold_point("old-reader");
+	struct task_struct *rk = kthread_run_on_cpu(lab1_held_reader, &r, rcpu, "reader");
+
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(r.inside), "the reader did not get inside rcu_read_lock()");
+	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, ucpu, "updater");
+
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(u.started), "the updater did not start");
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() (called on CPU %d) returned while a reader that "
+		  "began before it was still inside its critical section on CPU %d (TODO 3: "
+		  "wait until every CPU has passed a quiescent state)", SEED, ucpu, rcpu);
+	/* Ticks are interrupts, not quiescent states. */
+	sim_advance_jiffies(3);
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() on CPU %d returned after a few ticks, with the "
+		  "reader still inside on CPU %d: an interrupt is not a quiescent state",
+		  SEED, ucpu, rcpu);
+
+	sim_release_point("old-reader");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(r.done), "the reader did not finish once released");
+	cr_assert(READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() on CPU %d did not return after the only "
+		  "pre-existing reader (CPU %d) left; the other CPUs were idle",
+		  SEED, ucpu, rcpu);
+	kthread_stop(uk);
+	kthread_stop(rk);
+}
+
+SIM_TEST(sync, waits_for_preexisting_reader,
+	 .description = "synchronize_rcu() waits for a reader that began before it, "
+			"and returns once it leaves")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, waits_for_reader, NULL);
+}
+
+/* ---- sync/not_held_up_by_new_readers ------------------------------------- */
+
+struct stream {
+	long rounds; /* read-side critical sections completed */
+};
+
+/* Back-to-back readers on one CPU, a quiescent state between each. */
+static int stream_reader(void *arg)
+{
+	struct stream *s = arg;
+
+	while (!kthread_should_stop()) {
+		rcu_read_lock();
+		sim_point("stream");
+		rcu_read_unlock();
+		WRITE_ONCE(s->rounds, s->rounds + 1);
+		cond_resched();
+	}
+	return 0;
+}
+
+static void new_readers(void *arg)
+{
+	struct held_reader old = { .point = "old-reader" };
+	struct held_reader late = { .point = "late-reader" };
+	struct updater u = { 0 };
+	struct stream s0 = { 0 };
+
+	(void)arg;
+	sim_hold_point("old-reader");
+	sim_hold_point("late-reader");
+	sim_hold_point("stream");
+	struct task_struct *ok = kthread_run_on_cpu(lab1_held_reader, &old, 1, "old-reader");
+
+	sim_run_until_idle();
+	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, 2, "updater");
+
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() returned while a reader that began before it "
+		  "was still inside (CPU 1)", SEED);
+
+	/* Readers that begin after synchronize_rcu(): a stream on CPU 0, and
+	 * one on CPU 3 (idle when the grace period began) that never leaves. */
+	struct task_struct *sk = kthread_run_on_cpu(stream_reader, &s0, 0, "stream/0");
+	struct task_struct *lk = kthread_run_on_cpu(lab1_held_reader, &late, 3, "late-reader");
+
+	sim_run_until_idle();
+	for (int i = 0; i < 3; i++) {
+		sim_step_point("stream", 1);
+		sim_run_until_idle();
+	}
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() returned while the old reader was still inside",
+		  SEED);
+
+	sim_release_point("old-reader");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(late.inside) && sim_tasks_at_point("stream") == 1,
+		  "the new readers should still be inside");
+	cr_assert(READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() still waits after the old reader left, held up "
+		  "by readers that began after it: one on CPU 3 (idle when the grace period "
+		  "began) and a stream on CPU 0 that passed a quiescent state between its "
+		  "readers (%ld so far). A grace period waits only for pre-existing readers.",
+		  SEED, READ_ONCE(s0.rounds));
+
+	sim_release_point("late-reader");
+	sim_release_point("stream");
+	kthread_stop(sk);
+	kthread_stop(lk);
+	kthread_stop(uk);
+	kthread_stop(ok);
+}
+
+SIM_TEST(sync, not_held_up_by_new_readers,
+	 .description = "readers that start after synchronize_rcu() began do not hold it up")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, new_readers, NULL);
+}
+
+/* ---- sync/idle_cpus_do_not_hold_it_up ------------------------------------ */
+
+#define IDLE_NR_CPUS 8
+
+static void idle_cpus(void *arg)
+{
+	struct held_reader r = { .point = "old-reader" };
+	struct updater u = { 0 };
+	int rcpu = (int)(sim_seed() % IDLE_NR_CPUS);
+	int ucpu = (rcpu + 3) % IDLE_NR_CPUS;
+	unsigned long qs[IDLE_NR_CPUS];
+
+	(void)arg;
+	/* All CPUs idle: the controller's own call returns at once. */
+	synchronize_rcu();
+
+	sim_hold_point("old-reader");
+	struct task_struct *rk = kthread_run_on_cpu(lab1_held_reader, &r, rcpu, "reader");
+
+	sim_run_until_idle();
+	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, ucpu, "updater");
+
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() on CPU %d returned while a reader that began "
+		  "before it was inside on CPU %d", SEED, ucpu, rcpu);
+	for (int cpu = 0; cpu < IDLE_NR_CPUS; cpu++)
+		qs[cpu] = cpu_quiescent_count(cpu);
+
+	sim_release_point("old-reader");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() on CPU %d did not return once the reader on "
+		  "CPU %d left: the other %d CPUs were idle all along, and an idle CPU is in a "
+		  "quiescent state (idle_cpu())", SEED, ucpu, rcpu, IDLE_NR_CPUS - 2);
+	for (int cpu = 0; cpu < IDLE_NR_CPUS; cpu++)
+		if (cpu != rcpu && cpu != ucpu)
+			cr_assert_eq(cpu_quiescent_count(cpu), qs[cpu],
+				     "CPU %d was expected to stay idle", cpu);
+	kthread_stop(uk);
+	kthread_stop(rk);
+}
+
+SIM_TEST(sync, idle_cpus_do_not_hold_it_up,
+	 .description = "a grace period ends without idle CPUs doing anything")
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = IDLE_NR_CPUS;
+	sim_run_seeds(&cfg, idle_cpus, NULL);
+}
+
+/* ---- sync/synchronize_in_reader_is_reported ------------------------------ */
+
+SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	migrate_to_cpu(1);
+	rcu_read_lock();
+	cr_assert_eq(rcu_read_lock_depth(), 1,
+		     "rcu_read_lock() must call rcu_lock_acquire() (TODO 1), so that the "
+		     "debug checks know a reader is inside");
+	sim_expect_bug("sleeping function called from invalid context");
+	synchronize_rcu(); /* waits for itself: a BUG, not a hang */
+	rcu_read_unlock();
+	cr_assert_fail("synchronize_rcu() inside rcu_read_lock() returned instead of being "
+		"reported: it must might_sleep() (TODO 3), and rcu_read_lock() must tell "
+		"the debug checks (TODO 1)");
+}
