@@ -346,14 +346,9 @@ static void storm_irq(void *data)
 
 #define STORM_CALLS 50
 
-SIM_TEST(irq, irq_inside_call_rcu_critical_section,
-	 .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
-			"call_rcu()'s critical section neither deadlocks nor loses a "
-			"callback")
+static void scenario_storm(void *arg)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	(void)arg;
 	reset_globals();
 	storm_on = storm_calls = storm_not_in_irq = 0;
 	rcu_callbacks_init();
@@ -368,17 +363,29 @@ SIM_TEST(irq, irq_inside_call_rcu_critical_section,
 	WRITE_ONCE(storm_on, 0);
 	migrate_to_cpu(-1);
 	sim_run_until_idle();
-	cr_assert_eq(storm_not_in_irq, 0, "test setup: the storm ran outside IRQ context");
+	cr_assert_eq(storm_not_in_irq, 0, "seed %llu: test setup: the storm ran outside "
+		     "IRQ context", seed());
 	cr_assert_geq(storm_calls, STORM_CALLS,
-		      "test setup: only %d interrupts landed during %d call_rcu() calls",
-		      storm_calls, STORM_CALLS);
+		      "seed %llu: test setup: only %d interrupts landed during %d "
+		      "call_rcu() calls", seed(), storm_calls, STORM_CALLS);
 	cr_assert_eq(nr_reclaimed, STORM_CALLS + storm_calls,
-		     "%d callbacks queued (%d by the task, %d by interrupts), %d "
-		     "invoked: the queue lost or duplicated callbacks when an interrupt "
-		     "called call_rcu() inside another call_rcu()",
+		     "seed %llu: %d callbacks queued (%d by the task, %d by interrupts), "
+		     "%d invoked: the queue lost or duplicated callbacks when an "
+		     "interrupt called call_rcu() inside another call_rcu()", seed(),
 		     STORM_CALLS + storm_calls, STORM_CALLS, storm_calls, nr_reclaimed);
-	cr_assert_eq(bad_container, 0, "a callback got a corrupted rcu_head");
+	cr_assert_eq(bad_container, 0, "seed %llu: a callback got a corrupted rcu_head",
+		     seed());
 	rcu_callbacks_exit();
+}
+
+SIM_TEST(irq, irq_inside_call_rcu_critical_section,
+	 .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
+			"call_rcu()'s critical section neither deadlocks nor loses a "
+			"callback")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, scenario_storm, NULL);
 }
 
 /* ---- order, exactly once, blimit ------------------------------------------ */
@@ -543,6 +550,16 @@ SIM_TEST(blimit, one_pass_invokes_blimit, .timeout = 120,
 	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
 		     "after a pass with callbacks left over, the kthread must start "
 		     "another pass");
+
+	/* Lab 3's point: grace periods go on while passes lag behind them, so
+	 * back-to-back synchronize_rcu() calls do not mean "callbacks done". */
+	for (int i = 0; i < 3; i++)
+		synchronize_rcu();
+	cr_assert_eq(nr_invoked, 10,
+		     "three synchronize_rcu() calls with the next pass held: %d "
+		     "callbacks invoked, expected still 10 (passes must not be tied to "
+		     "grace periods; start each pass with rcu_cb_pass_point())",
+		     nr_invoked);
 
 	sim_step_point("rcu_cb_pass", 1);
 	sim_run_until_idle();
