@@ -6,10 +6,21 @@ HTML folder and, when it has a #fragment, that file defines the fragment as an
 id or a name. External links (http:, https:, mailto:) are counted, not
 followed. Exit status 1 if any internal link is broken.
 
-Usage: check_links.py HTML_DIR [--forbid TEXT ...]
+Usage: check_links.py HTML_DIR [--forbid TEXT ...] [--solutions ROOT [--expect-solutions]]
   --forbid TEXT   also fail if TEXT occurs in any HTML or JS file (used to
                   prove that the student edition holds no solution code).
+  --solutions ROOT
+                  take every line between BEGIN SOLUTION and END SOLUTION in
+                  ROOT/solutions/*/* that occurs nowhere in labs/, common/ or
+                  docs/ (a solution-only line of 20 characters or more), and
+                  fail if one occurs in the text of the pages (tags stripped,
+                  whitespace collapsed).
+  --expect-solutions
+                  the opposite, for the instructor edition: fail unless every
+                  lab's solution-only lines do occur (shows the search works).
 """
+import html
+import re
 import argparse
 import html.parser
 import os
@@ -48,10 +59,68 @@ def parse(path, cache):
     return cache[path]
 
 
+def norm(text):
+    return re.sub(r'\s+', ' ', text).strip()
+
+
+def solution_lines(src):
+    """{lab: [solution-only lines]} from ROOT/solutions."""
+    other = []
+    for top in ('labs', 'common', 'docs'):
+        for d, _, fs in os.walk(os.path.join(src, top)):
+            for f in fs:
+                if f.endswith(('.c', '.h', '.md', '.json', '.py', '.txt')):
+                    with open(os.path.join(d, f), encoding='utf-8', errors='replace') as fh:
+                        other.append(norm(fh.read()))
+    other = '\n'.join(other)
+    out = {}
+    sol = os.path.join(src, 'solutions')
+    for lab in sorted(os.listdir(sol)) if os.path.isdir(sol) else []:
+        for d, _, fs in os.walk(os.path.join(sol, lab)):
+            for f in sorted(fs):
+                if not f.endswith(('.c', '.h')):
+                    continue
+                inside = False
+                with open(os.path.join(d, f), encoding='utf-8', errors='replace') as fh:
+                    for line in fh:
+                        if 'BEGIN SOLUTION' in line:
+                            inside = True
+                        elif 'END SOLUTION' in line:
+                            inside = False
+                        elif inside:
+                            t = norm(line)
+                            if len(t) >= 20 and t not in other and not t.startswith(('/*', '*', '//')):
+                                out.setdefault(lab, []).append(t)
+    return out
+
+
+def solution_search(src, root, expect):
+    text = []
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            if f.endswith(('.html', '.js')):
+                with open(os.path.join(d, f), encoding='utf-8', errors='replace') as fh:
+                    text.append(norm(html.unescape(re.sub(r'<[^>]*>', '', fh.read()))))
+    text = '\n'.join(text)
+    problems, total, seen = [], 0, 0
+    for lab, lines in solution_lines(src).items():
+        hits = [l for l in lines if l in text]
+        total += len(lines)
+        seen += len(hits)
+        if expect and len(hits) < len(lines):
+            problems.append('%s: only %d of %d solution-only lines shown' % (lab, len(hits), len(lines)))
+        if not expect:
+            problems += ['solution line of %s shown: %r' % (lab, l) for l in hits]
+    print('solution-only lines searched: %d, found in these pages: %d' % (total, seen))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('html_dir')
     ap.add_argument('--forbid', action='append', default=[])
+    ap.add_argument('--solutions')
+    ap.add_argument('--expect-solutions', action='store_true')
     a = ap.parse_args()
     root = os.path.realpath(a.html_dir)
     cache, internal, external, broken = {}, 0, 0, []
@@ -88,6 +157,8 @@ def main():
                     if needle in f.read():
                         found.append('%s: contains forbidden text %r' % (
                             os.path.relpath(path, root), needle))
+    if a.solutions:
+        found += solution_search(a.solutions, root, a.expect_solutions)
     for b in broken + found:
         print(b)
     print('checked %d internal links in %d files (%d external links not followed): '
