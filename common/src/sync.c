@@ -297,6 +297,8 @@ void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 	struct task_struct *t = sim_current;
 
 	sim_might_sleep(file, line);
+	/* The lost-wake-up window: the condition was false, the sleep not begun. */
+	sim_point_at("wait_event:sleep", file, line);
 	SIM_LOCK();
 	if (wq->seq == seq) {
 		t->file = file;

@@ -248,10 +248,13 @@ SIM_TEST(completion, complete_before_wait_is_not_lost)
 static DECLARE_WAIT_QUEUE_HEAD(wq);
 static int cond_flag;
 
+static int wq_woke;
+
 static int wq_waiter(void *arg)
 {
 	(void)arg;
 	wait_event(wq, READ_ONCE(cond_flag) || kthread_should_stop());
+	WRITE_ONCE(wq_woke, 1);
 	return READ_ONCE(cond_flag);
 }
 
@@ -265,6 +268,26 @@ static void wq_scenario(void *arg)
 	wake_up(&wq);
 	cr_assert_eq(kthread_stop(k), 1, "seed %llu: the wake-up was lost",
 		     (unsigned long long)sim_seed());
+}
+
+SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	cond_flag = 0;
+	wq_woke = 0;
+	sim_hold_point("wait_event:sleep");
+	struct task_struct *k = kthread_run_on_cpu(wq_waiter, NULL, 1, "wq-waiter");
+
+	sim_run_until_idle();  /* it found the condition false and is about to sleep */
+	cr_assert_eq(sim_tasks_at_point("wait_event:sleep"), 1);
+	WRITE_ONCE(cond_flag, 1);
+	wake_up(&wq);
+	sim_release_point("wait_event:sleep");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(wq_woke), "a wake_up() between the check and the sleep was lost");
+	cr_assert_eq(kthread_stop(k), 1);
 }
 
 SIM_TEST(waitqueue, no_lost_wakeup_over_seeds)

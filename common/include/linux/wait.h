@@ -4,7 +4,8 @@
  *
  * Rule kept here: no lost wake-ups. wait_event() re-checks its condition
  * after registering, and a wake_up() between the check and the sleep makes
- * the sleep return at once. Wake-ups may be spurious: the condition is the
+ * the sleep return at once. That window is the named point
+ * "wait_event:sleep", so a test can hold a waiter right inside it. Wake-ups may be spurious: the condition is the
  * truth, the wake-up only a hint.
  * @ingroup sync
  */
