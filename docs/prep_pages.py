@@ -325,6 +325,17 @@ def main():
     labs, quizzes = site.index_pages()
     write(os.path.join(a.out, 'labs.md'), labs)
     write(os.path.join(a.out, 'quizzes.md'), quizzes)
+    # Every test of the simulated kernel is an example: Doxygen lists it on
+    # the Examples page and links each function it uses to it.
+    tests = os.path.join(site.src, 'common', 'tests')
+    ex = ['/**']
+    for fn in sorted(os.listdir(tests)) if os.path.isdir(tests) else []:
+        if fn.startswith('test_') and fn.endswith('.c'):
+            ex += ['@example %s' % fn,
+                   'A test of the simulated kernel (`common/tests/%s`), compiled and run '
+                   'with `common_tests`.' % fn, '']
+    ex.append('*/')
+    write(os.path.join(a.out, 'examples.dox'), '\n'.join(ex) + '\n')
     docs = os.path.join(site.src, 'docs')
     for fn, label, title in (('mainpage.md', 'mainpage', 'RCU Labs'),
                              ('glossary.md', 'glossary', 'Glossary'),

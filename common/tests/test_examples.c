@@ -14,6 +14,9 @@
 #include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/timer.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -245,3 +248,212 @@ SIM_TEST(examples, sleeping_in_an_interrupt_is_reported, .signal = BUG_SIGNAL)
 	sim_run_until_idle();           /* the BUG ends the test here */
 }
 //! [expect_bug]
+
+/* ---- A tour of the rest of the API (each call shows up as an example) --- */
+
+//! [atomics]
+SIM_TEST(examples, atomic_operations_and_ordering)
+{
+	struct sim_config cfg = sim_default_config();
+	atomic_t n = ATOMIC_INIT(5);
+	long published = 0, data = 0;
+
+	sim_boot(&cfg);
+	migrate_to_cpu(0);                      /* atomics are scheduling points */
+	atomic_add(2, &n);                      /* 7 */
+	atomic_sub(1, &n);                      /* 6 */
+	atomic_dec(&n);                         /* 5 */
+	cr_assert_eq(atomic_add_return(3, &n), 8);
+	cr_assert_eq(atomic_sub_return(2, &n), 6);
+	cr_assert_eq(atomic_inc_return(&n), 7);
+	cr_assert_eq(atomic_dec_return(&n), 6);
+	cr_assert(atomic_sub_and_test(6, &n));  /* reached zero */
+	cr_assert_eq(atomic_xchg(&n, 4), 0);
+	cr_assert_eq(atomic_cmpxchg(&n, 4, 9), 4);      /* swapped */
+	cr_assert_eq(atomic_cmpxchg(&n, 4, 1), 9);      /* not swapped */
+	cr_assert_eq(atomic_read(&n), 9);
+
+	data = 42;                              /* initialise, then publish */
+	smp_store_release(&published, 1);
+	if (smp_load_acquire(&published))       /* sees 1 => sees data == 42 */
+		cr_assert_eq(READ_ONCE(data), 42);
+	smp_wmb();
+	smp_rmb();
+	smp_mb();
+	barrier();
+	cr_assert(!unlikely(data != 42) && likely(published),
+		  "ordering primitives changed a value");
+	migrate_to_cpu(-1);
+}
+//! [atomics]
+
+//! [locks]
+static DEFINE_MUTEX(tour_mutex);
+
+SIM_TEST(examples, trylocks_irq_locks_and_completions)
+{
+	struct sim_config cfg = sim_default_config();
+	spinlock_t lock;
+	DECLARE_COMPLETION(once);
+
+	sim_boot(&cfg);
+	spin_lock_init(&lock);
+	migrate_to_cpu(1);
+	cr_assert(spin_trylock(&lock));         /* free: taken */
+	cr_assert(!spin_trylock(&lock));        /* held: not taken */
+	spin_unlock(&lock);
+	spin_lock_irq(&lock);                   /* interrupts off while held */
+	cr_assert(irqs_disabled());
+	spin_unlock_irq(&lock);
+	cr_assert(!irqs_disabled());
+	cr_assert(mutex_trylock(&tour_mutex));
+	cr_assert(mutex_is_locked(&tour_mutex));
+	mutex_unlock(&tour_mutex);
+	migrate_to_cpu(-1);
+
+	complete(&once);
+	cr_assert(completion_done(&once));
+	cr_assert(try_wait_for_completion(&once));      /* consumes it */
+	cr_assert(!completion_done(&once));
+	complete_all(&once);
+	wait_for_completion(&once);             /* complete_all(): never sleeps */
+	wait_for_completion(&once);
+	reinit_completion(&once);
+	cr_assert(!completion_done(&once));
+}
+//! [locks]
+
+//! [lists]
+struct node {
+	int key;
+	struct list_head link;                  /* embedded, found with list_entry() */
+};
+
+SIM_TEST(examples, list_operations)
+{
+	LIST_HEAD(a);
+	struct list_head b = LIST_HEAD_INIT(b);
+	struct node n[3] = { { .key = 0 }, { .key = 1 }, { .key = 2 } };
+	struct list_head *pos;
+	struct node *it;
+	int sum = 0, count = 0;
+
+	INIT_LIST_HEAD(&n[0].link);
+	list_add_tail(&n[0].link, &a);
+	list_add_tail(&n[1].link, &a);
+	list_add(&n[2].link, &b);
+	list_splice_tail_init(&b, &a);          /* a: 0 1 2, b: empty */
+	cr_assert(list_empty(&b));
+	cr_assert_eq(list_first_entry(&a, struct node, link)->key, 0);
+	list_for_each(pos, &a)
+		count++;
+	list_for_each_entry(it, &a, link)
+		sum += it->key;
+	cr_assert_eq(count, 3);
+	cr_assert_eq(sum, 3);
+	list_del_init(&n[1].link);              /* unlinked, points to itself */
+	cr_assert(list_empty(&n[1].link));
+	list_del(&n[0].link);                   /* unlinked, pointers poisoned */
+	cr_assert_eq(list_entry(a.next, struct node, link)->key, 2);
+}
+//! [lists]
+
+//! [tasks]
+struct whoami {
+	char comm[TASK_COMM_LEN];
+	int cpu;
+	long left;
+	bool irqs_off_inside;
+};
+
+static int who_and_sleep(void *arg)
+{
+	struct whoami *w = arg;
+
+	snprintf(w->comm, sizeof(w->comm), "%s", task_comm(current));
+	w->cpu = task_cpu(current_task());
+	local_irq_disable();
+	w->irqs_off_inside = irqs_disabled();
+	local_irq_enable();
+	might_sleep();                          /* fine: process context */
+	w->left = schedule_timeout(100 * HZ / 1000);    /* woken early below */
+	return 0;
+}
+
+SIM_TEST(examples, tasks_names_and_early_wake_up)
+{
+	struct sim_config cfg = sim_default_config();
+	struct whoami w = { .cpu = -2 };
+
+	sim_boot(&cfg);
+	cr_assert(nr_cpu_ids <= NR_CPUS);
+	struct task_struct *k = kthread_run(who_and_sleep, &w, "who/%d", 7);
+
+	sim_run_until_idle();                   /* it sleeps in schedule_timeout() */
+	wake_up_process(k);
+	sim_run_until_idle();
+	kthread_stop(k);
+	cr_assert_str_eq(w.comm, "who/7");
+	cr_assert(w.cpu >= 0 && w.cpu < nr_cpu_ids);
+	cr_assert(w.irqs_off_inside);
+	cr_assert_gt(w.left, 0, "woken before its timeout: jiffies were left");
+}
+//! [tasks]
+
+//! [timers_and_calls]
+static int fired;
+
+static void tick_once(struct timer_list *t)
+{
+	(void)t;
+	fired++;
+}
+
+static void on_cpu(void *info)
+{
+	*(int *)info = smp_processor_id();      /* IRQ context, on the target */
+}
+
+SIM_TEST(examples, timers_and_a_single_cross_call)
+{
+	struct sim_config cfg = sim_default_config();
+	struct timer_list t;
+	int where = -1;
+
+	sim_boot(&cfg);
+	fired = 0;
+	timer_setup(&t, tick_once, 0);
+	migrate_to_cpu(0);                      /* a timer fires where it was armed */
+	mod_timer(&t, jiffies + 10);
+	cr_assert(timer_pending(&t));
+	cr_assert_eq(del_timer(&t), 1);         /* it was pending */
+	mod_timer(&t, jiffies + 10);
+	smp_call_function_single(2, on_cpu, &where, 1);
+	migrate_to_cpu(-1);
+	cr_assert_eq(where, 2);
+	sim_advance_jiffies(10);
+	sim_run_until_idle();
+	cr_assert_eq(fired, 1);
+	cr_assert_eq(del_timer_sync(&t), 0);    /* no longer pending */
+}
+//! [timers_and_calls]
+
+//! [zeroed]
+SIM_TEST(examples, zeroed_allocations_and_live_objects)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	long before = kmem_live_objects();
+	int *z = kzalloc(4 * sizeof(int), GFP_KERNEL);
+	char *a = kmalloc(16, GFP_ATOMIC | __GFP_ZERO);
+
+	cr_assert_eq(z[3], 0);
+	cr_assert_eq(a[15], 0);
+	cr_assert_eq(kmem_live_objects(), before + 2);
+	kfree(z);
+	kfree(a);
+	cr_assert_eq(kmem_live_objects(), before);
+	cr_assert(kmem_is_poisoned(a, 16));     /* every byte is POISON_FREE */
+}
+//! [zeroed]
