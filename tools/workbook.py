@@ -340,7 +340,12 @@ def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=
                     results[n] = (False, [why])
             continue
         for n in group:
-            results[n] = rep.get(n, (False, ["not run: no such test in the binary"]))
+            r = rep.get(n, (False, ["not run: no such test in the binary"]))
+            if not r[0] and not r[1]:
+                r = (False, ["failed without an assertion message: it died of an unexpected "
+                             "signal, a BUG other than the expected one, or left early "
+                             "(exit()); ./workbook check shows its output"])
+            results[n] = r
     return results, logs
 
 
@@ -679,6 +684,19 @@ def stage_submission(impl, slot, labs):
         shutil.rmtree(slot.stage)
     missing = {}
     for lab in all_labs():
+        # Files of the lab folder that are not the student's (e.g. a module
+        # the tests load) come from the workbook.
+        for d, dirs, fs in os.walk(lab.dir):
+            rel = os.path.relpath(d, lab.dir)
+            if rel == ".":
+                dirs[:] = [x for x in dirs if x not in ("tests", "traces")]
+            for f in fs:
+                r = os.path.normpath(os.path.join(rel, f))
+                if r in lab.files or r in ("lab.json", "README.md"):
+                    continue
+                dst = os.path.join(slot.stage, lab.name, r)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copyfile(os.path.join(d, f), dst)
         for f in lab.files:
             src = os.path.join(impl, lab.name, f) if impl else None
             dst = os.path.join(slot.stage, lab.name, f)

@@ -22,6 +22,14 @@
 #include <unistd.h>
 #include <sim/criterion_shim.h>
 
+/* Under TSan, let a real SIGSEGV end the test (tests may expect one), and
+ * stop at the first report. TSAN_OPTIONS still overrides these. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "handle_segv=0:halt_on_error=1:second_deadlock_stack=1";
+}
+
 static struct criterion_shim_test *tests;
 static struct criterion_shim_suite *suites;
 static size_t ntests;
