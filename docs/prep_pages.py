@@ -334,6 +334,17 @@ def main():
             ex += ['@example %s' % fn,
                    'A test of the simulated kernel (`common/tests/%s`), compiled and run '
                    'with `common_tests`.' % fn, '']
+    mods = os.path.join(tests, 'modules')
+    for fn in sorted(os.listdir(mods)) if os.path.isdir(mods) else []:
+        if fn.endswith('.c'):
+            ex += ['@example %s' % fn,
+                   'A module the kernel\'s tests load with insmod() '
+                   '(`common/tests/modules/%s`).' % fn, '']
+    if site.edition == 'instructor':
+        ex += ['@example timelines.c',
+               'The program that draws the @ref timelines with the reference solutions '
+               '(`docs/timelines.c`); it holds the article\'s rcu_barrier() beside the '
+               'fixed one.', '']
     ex.append('*/')
     write(os.path.join(a.out, 'examples.dox'), '\n'.join(ex) + '\n')
     docs = os.path.join(site.src, 'docs')

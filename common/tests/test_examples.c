@@ -457,3 +457,32 @@ SIM_TEST(examples, zeroed_allocations_and_live_objects)
 	cr_assert(kmem_is_poisoned(a, 16));     /* every byte is POISON_FREE */
 }
 //! [zeroed]
+
+//! [store_buffer]
+SIM_TEST(examples, a_buffered_store_and_the_barrier_that_drains_it)
+{
+	struct sim_config cfg = sim_default_config();
+	static long flag;
+
+	sim_boot(&cfg);
+	flag = 0;
+	migrate_to_cpu(0);
+	sim_store(&flag, 1);            /* held in CPU 0's store buffer ... */
+	smp_mb();                       /* ... until this barrier drains it */
+	cr_assert_eq(READ_ONCE(flag), 1);
+	trace_event(TR_MARK, "drained", 1);
+	migrate_to_cpu(-1);
+	cr_assert_eq(trace_count(TR_MARK), 1);
+}
+//! [store_buffer]
+
+//! [bug]
+SIM_TEST(examples, bug_ends_the_test_with_bug_signal, .signal = BUG_SIGNAL)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	sim_expect_bug("kernel BUG");
+	BUG();                          /* report, then raise BUG_SIGNAL */
+}
+//! [bug]
