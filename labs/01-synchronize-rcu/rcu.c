@@ -25,6 +25,7 @@ void rcu_read_unlock(void)
 
 void synchronize_rcu(void)
 {
-	/* TODO 3: snapshot every CPU's quiescent-state count, then sleep on
-	 * cpu_qs_wq until each CPU's count has moved or the CPU is idle. */
+	/* TODO 3: snapshot every CPU's quiescent-state count (and whether it is
+	 * idle), then sleep on cpu_qs_wq until each other CPU has been idle or
+	 * has passed a quiescent state since the snapshot. */
 }

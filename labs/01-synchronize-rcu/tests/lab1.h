@@ -9,6 +9,7 @@
 #ifndef LAB1_TESTS_H
 #define LAB1_TESTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
@@ -21,7 +22,15 @@ struct item {
 	long val;
 	struct list_head list;
 	int age; /* torture: 1 when retired, +1 per grace period after */
+	struct list_head retired_node; /* torture: the writer's own list */
 };
+
+/*
+ * The bytes of an item a reader checks for poison: key and val, which
+ * nobody writes after publication (the list pointers and age are written
+ * while readers may look, and a plain read of them would be a data race).
+ */
+#define LAB1_FIELDS offsetof(struct item, list)
 
 /** A list walker met a poisoned ->next (list_del_rcu() wrote LIST_POISON1). */
 static inline bool lab1_is_list_poison(const struct list_head *p)

@@ -38,7 +38,7 @@ static int hold_item(void *arg)
 	if (mine) {
 		h->found = true;
 		sim_point("reader-has-item");
-		h->poisoned = kmem_is_poisoned(mine, sizeof(*mine));
+		h->poisoned = kmem_is_poisoned(mine, LAB1_FIELDS);
 		h->key_after = READ_ONCE(mine->key);
 	}
 	rcu_read_unlock();
@@ -168,7 +168,7 @@ static int sweep_reader(void *arg)
 				break;
 			}
 			cpu_relax(); /* let the writer in between the loads */
-			if (kmem_is_poisoned(it, sizeof(*it))) {
+			if (kmem_is_poisoned(it, LAB1_FIELDS)) {
 				s->poison_seen++;
 				break;
 			}
