@@ -69,7 +69,7 @@ static int rcu_cb_kthread(void *arg)
 	 * queue is non-empty, take the whole queue, synchronize_rcu(), then
 	 * invoke the batch oldest first with rcu_invoke_callback(), at most
 	 * blimit per pass. Begin every pass with sim_point("rcu_cb_pass") and
-	 * sim_point(rdp->pass_point); between passes, cond_resched(). */
+	 * sim_point(rdp->pass_point); end every pass with cond_resched(). */
 	(void)rdp;
 	return 0;
 }

@@ -103,7 +103,7 @@ static int rcu_cb_kthread(void *arg)
 	 * queue is non-empty, take the whole queue, synchronize_rcu(), then
 	 * invoke the batch oldest first with rcu_invoke_callback(), at most
 	 * blimit per pass. Begin every pass with sim_point("rcu_cb_pass") and
-	 * sim_point(rdp->pass_point); between passes, cond_resched(). */
+	 * sim_point(rdp->pass_point); end every pass with cond_resched(). */
 	/* BEGIN SOLUTION */
 	while (!kthread_should_stop()) {
 		struct rcu_head *list, *next;
@@ -121,8 +121,9 @@ static int rcu_cb_kthread(void *arg)
 				rcu_invoke_callback(list);
 				list = next;
 			}
-			if (list)
-				cond_resched();
+			/* Non-preemptible: let other tasks on this CPU run
+			 * (callbacks that re-post themselves would starve them). */
+			cond_resched();
 		}
 	}
 	/* END SOLUTION */

@@ -76,3 +76,54 @@ SIM_TEST(callbacks, run_on_queuing_cpu_in_order_after_gp)
 	cfg.nr_cpus = 5;
 	sim_run_seeds(&cfg, queuing_cpu_in_order, NULL);
 }
+
+/* At most blimit callbacks per pass, each pass announced at "rcu_cb_pass/N". */
+static void blimit_per_pass(void *arg)
+{
+	static struct rec_cb cbs[10];
+	int done;
+
+	(void)arg;
+	rec_cb_reset();
+	rcu_callbacks_init();
+	rcu_set_blimit(3);
+	sim_hold_point("rcu_cb_pass/1");
+	/* One visit to CPU 1: its kthread cannot run meanwhile, so it takes one batch of 10. */
+	migrate_to_cpu(1);
+	for (int i = 0; i < 10; i++) {
+		rec_cb_init(&cbs[i], 1);
+		call_rcu(&cbs[i].rh, rec_cb_func);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass/1"), 1,
+		     "CPU 1's kthread did not stop at sim_point(\"rcu_cb_pass/1\") before its "
+		     "first pass: begin every pass with sim_point(\"rcu_cb_pass\") and "
+		     "sim_point(rdp->pass_point) (TODO 2)");
+	for (int pass = 1; pass <= 4; pass++) {
+		sim_step_point("rcu_cb_pass/1", 1);
+		sim_run_until_idle();
+		done = 0;
+		for (int i = 0; i < 10; i++)
+			done += cbs[i].times;
+		cr_assert_eq(done, pass < 4 ? 3 * pass : 10,
+			     "after %d pass(es) with blimit 3, %d of 10 callbacks had run "
+			     "(expected %d): invoke at most blimit callbacks per pass, and begin "
+			     "each pass at the sim_point()s (TODO 2)",
+			     pass, done, pass < 4 ? 3 * pass : 10);
+	}
+	sim_release_point("rcu_cb_pass/1");
+	sim_run_until_idle();
+	cr_assert_geq(sim_point_passes("rcu_cb_pass"), 4,
+		      "each pass must also pass the common point \"rcu_cb_pass\" (TODO 2)");
+	for (int i = 1; i < 10; i++)
+		cr_assert_gt(cbs[i].seq, cbs[i - 1].seq, "CPU 1's callbacks ran out of order");
+	rcu_callbacks_exit();
+}
+
+SIM_TEST(callbacks, at_most_blimit_per_pass)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, blimit_per_pass, NULL);
+}
