@@ -257,7 +257,7 @@ def parse_report(json_path):
             for t in s["tests"]:
                 msgs = t.get("messages") or []
                 out[f"{s['name']}/{t['name']}"] = (t.get("status") == "PASSED",
-                                                   [str(m) for m in msgs])
+                                                   [str(m).replace(ROOT + "/", "") for m in msgs])
         return out
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -298,14 +298,15 @@ def extglob(names):
 
 
 def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=None,
-              filter_names=True):
+              filter_names=True, trace_dir=None):
     """Run NAMES (suite/name) of EXE; {name: (passed, messages)} for each.
     Tests are grouped by timeout (Criterion's --timeout lowers each test's
     own); a group that outlives its wall-clock limit is rerun one test at a
     time so that one hang costs only that test."""
     os.makedirs(workdir, exist_ok=True)
     timeouts = timeouts or {}
-    env = clean_env(dict(extra_env or {}, WORKBOOK_TRACE_DIR=os.path.join(workdir, "traces")))
+    env = clean_env(dict(extra_env or {},
+                         WORKBOOK_TRACE_DIR=trace_dir or os.path.join(workdir, "traces")))
     groups = {}
     for n in names:
         groups.setdefault(float(timeouts.get(n, 60)), []).append(n)
@@ -419,13 +420,13 @@ def run_lab(bdir, lab, only_test=None, echo=False):
         if os.environ.get(k):
             extra[k] = os.environ[k]
     res, logs = run_tests(exe, names, os.path.join(bdir, "runs", lab.label), tmo, JOBS, echo,
-                          extra)
+                          extra, trace_dir=os.path.join(ROOT, "traces"))
     return res, "", logs
 
 
 def first_failing(lab, res):
     for t in lab.tests or [{"name": n} for n in sorted(res)]:
-        if not res.get(t["name"], (False,))[0]:
+        if t["name"] in res and not res[t["name"]][0]:
             return t
     return None
 
@@ -1004,6 +1005,17 @@ def cmd_handout(a):
                         sol_lines.setdefault(ln, f"solutions/{lab.name}/{f}")
             except OSError:
                 pass
+    # Lines the workbook shows students anyway (kernel, tests, the starters'
+    # unmarked parts) are not secrets: keep only the distinctive ones.
+    public = set()
+    for rel in files:
+        if rel.split("/")[0] in ("common", "labs") and rel.endswith((".c", ".h")):
+            try:
+                with open(os.path.join(ROOT, rel), errors="replace") as fh:
+                    public.update(ln.strip() for ln in fh)
+            except OSError:
+                pass
+    sol_lines = {k: v for k, v in sol_lines.items() if k not in public}
     for d, _, fs in os.walk(out):
         for f in fs:
             p = os.path.join(d, f)
