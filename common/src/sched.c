@@ -56,6 +56,9 @@ static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
 	struct task_struct *w, *n;
 
 	atomic_fetch_add(&c->qs, 1);
+	/* A waiter between wait_event()'s check and its sleep (the
+	 * "wait_event:sleep" window) must not miss this: its sleep returns. */
+	cpu_qs_wq.seq++;
 	list_for_each_entry_safe(w, n, &cpu_qs_wq.waiters, wait_node) {
 		if (w == by)
 			continue;
