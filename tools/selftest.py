@@ -96,6 +96,7 @@ def run(a, wb):
         sh.check(bool(names) and not bad, f"common: {len(names) - len(bad)}/{len(names)} pass",
                  ", ".join(bad))
     tests_of = {}
+    graded = []
     for lab in labs:
         exe = wb.exe_path(sol, lab)
         if not os.path.exists(exe):
@@ -116,6 +117,26 @@ def run(a, wb):
         sh.check(bool(names) and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/{len(names)} pass,"
                  f" {pts}/{lab.max_points} points", ", ".join(bad))
         sh.table.append([lab.name, f"{pts}/{lab.max_points}", "", ""])
+        graded.append({"lab": lab, "error": "", "results": res, "score": pts,
+                       "max": lab.max_points})
+
+    # -- the grader's reports of the solutions
+    if graded:
+        import xml.etree.ElementTree as ET
+        import gradescope_check
+        gs = json.loads(wb.render("gradescope", graded, 1.0))
+        pr = gradescope_check.problems(gs, [l.name for l in labs])
+        sh.check(not pr and gs["score"] == sum(l.max_points for l in labs),
+                 f"gradescope results.json of the solutions: valid, score {gs['score']}",
+                 "; ".join(pr))
+        try:
+            ET.fromstring(wb.render("junit", graded))
+            json.loads(wb.render("json", graded))
+            txt = wb.render("text", graded)
+            ok = txt.rstrip().endswith(f"(total)") and "== Test " in txt
+            sh.check(ok, "junit, json and text reports of the solutions well formed")
+        except Exception as e:  # noqa: BLE001
+            sh.check(False, "junit, json and text reports well formed", str(e))
 
     # -- starters
     step("starters fail every test")
