@@ -300,7 +300,8 @@ void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 	/* The lost-wake-up window: the condition was false, the sleep not begun. */
 	sim_point_at("wait_event:sleep", file, line);
 	SIM_LOCK();
-	if (wq->seq == seq) {
+	/* kthread_stop() in the window wakes no queue: do not sleep through it. */
+	if (wq->seq == seq && !t->should_stop) {
 		t->file = file;
 		t->line = line;
 		list_add_tail(&t->wait_node, &wq->waiters);
