@@ -43,7 +43,7 @@ struct task_struct *current_task(void);
 /** The task running this code. */
 #define current current_task()
 
-/** The name of @p t (e.g. "test", "rcuo/1", "swapper/0"). */
+/** The name of @p t ("test", "rcuo/1", "swapper/0", ...). */
 const char *task_comm(const struct task_struct *t);
 /** The task's id: 0 for the test's own task, then in creation order. */
 int task_pid(const struct task_struct *t);
