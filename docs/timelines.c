@@ -35,7 +35,7 @@ static uint64_t seed = 1;       /* the seed this attempt runs with */
 static int scan;                /* --scan: try every seed, report each */
 
 /* The configuration every scenario boots with: deterministic, our seed. */
-static struct sim_config config(void)
+__attribute__((unused)) static struct sim_config config(void)
 {
 	struct sim_config cfg = sim_default_config();
 
@@ -83,7 +83,7 @@ static void add_viewbox(const char *path)
 	fclose(f);
 }
 
-static void write_svg(const char *name, const char *title)
+__attribute__((unused)) static void write_svg(const char *name, const char *title)
 {
 	char path[4096];
 
@@ -251,7 +251,7 @@ static void placeholder(const char *name)
  * its report is in OUTDIR/timelines.log) is reported here and the next seed
  * tried. The build fails only if no seed of the first 20 works.
  */
-static void draw(const char *what, void (*scenario)(int), int arg)
+__attribute__((unused)) static void draw(const char *what, void (*scenario)(int), int arg)
 {
 	int bad = 0;
 
