@@ -45,6 +45,51 @@ def split_answers(text):
     return ''.join(kept), ''.join(answers)
 
 
+def curly_quotes(text):
+    """Straight double quotes in prose become typographic ones. Doxygen does
+    not process Markdown (code spans, emphasis) between straight quotes, so
+    a quotation holding `code` would show raw <tt> tags. Code (fenced, spans,
+    \\dot and \\code blocks), HTML tags and lines with Doxygen commands that
+    take a quoted title are left alone."""
+    out, block, opened = [], None, False
+    for line in text.splitlines(keepends=True):
+        st = line.strip()
+        if block:
+            if st.startswith(block):
+                block = None
+            out.append(line)
+            continue
+        m = re.match(r'(```|~~~)', st)
+        if m:
+            block = m.group(1)
+            out.append(line)
+            continue
+        m = re.match(r'[\\@](dot|code|verbatim|msc|startuml)\b', st)
+        if m:
+            block = {'dot': '\\enddot', 'code': '\\endcode', 'verbatim': '\\endverbatim',
+                     'msc': '\\endmsc', 'startuml': '\\enduml'}[m.group(1)]
+            if st.startswith('@'):
+                block = '@' + block[1:]
+            out.append(line)
+            continue
+        if not st:
+            opened = False
+        if '"' not in line or re.search(r'[\\@](ref|image|snippet|include|subpage)\b', line):
+            out.append(line)
+            continue
+        parts = re.split(r'(`[^`]*`|<[^>]*>)', line)
+        for i in range(0, len(parts), 2):
+            chars = []
+            for ch in parts[i]:
+                if ch == '"':
+                    ch = '\u201d' if opened else '\u201c'
+                    opened = not opened
+                chars.append(ch)
+            parts[i] = ''.join(chars)
+        out.append(''.join(parts))
+    return ''.join(out)
+
+
 def anchors_in(text):
     return {a or b for a, b in ANCHOR_DEF_RE.findall(text)}
 
@@ -95,6 +140,7 @@ class Site:
     # ---- text transformations ------------------------------------------
     def fix_page(self, text, label, path, default_title, dropped=frozenset()):
         """Label the title, clamp heading levels, rewrite links."""
+        text = curly_quotes(text)
         out, fence, seen_title, level = [], False, False, 1
         base = os.path.dirname(os.path.abspath(path))
         for line in text.splitlines():
@@ -162,8 +208,8 @@ class Site:
         line = ''.join(parts)
         # link test names to the lab's tests table
         return TESTNAME_RE.sub(
-            lambda m: ('[`%s/%s`](@ref %s)' % (m.group(1), m.group(2),
-                                             self.tests['%s/%s' % m.groups()]))
+            lambda m: ('<tt>@ref %s "%s/%s"</tt>' % (self.tests['%s/%s' % m.groups()],
+                                                       m.group(1), m.group(2)))
             if '%s/%s' % m.groups() in self.tests else m.group(0),
             line)
 
