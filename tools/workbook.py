@@ -679,6 +679,30 @@ class Slot:
         self.configured = False
 
 
+INCLUDE = re.compile(r'^\s*#\s*(?:include|include_next|embed)\s*(.*)$', re.M)
+
+
+def outside_includes(path):
+    """Why the student file at PATH may read files beyond the workbook's
+    headers (an absolute or ../ include, a computed include, .incbin), or ''."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    for m in INCLUDE.finditer(text):
+        arg = m.group(1).strip()
+        q = re.match(r'^[<"]([^>"]*)[>"]', arg)
+        if not q:
+            return f"computed #include {arg[:40]}"
+        inc = q.group(1)
+        if inc.startswith("/") or ".." in inc or "solutions" in inc:
+            return f"#include {arg[:60]}"
+    if re.search(r"\.incbin|__has_include|\bembed\b", text):
+        return ".incbin/#embed"
+    return ""
+
+
 def stage_submission(impl, slot, labs):
     """Copy only the manifests' files into the slot's stage; {lab: missing files}."""
     if os.path.isdir(slot.stage):
@@ -704,6 +728,10 @@ def stage_submission(impl, slot, labs):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             if src and os.path.isfile(src) and not os.path.islink(src):
                 shutil.copyfile(src, dst)
+                bad = outside_includes(dst)
+                if bad:
+                    missing.setdefault(lab.name, []).append(
+                        f"labs/{lab.name}/{f} reaches outside the lab ({bad}): not graded")
             else:
                 why = "is a link (not taken)" if src and os.path.islink(src) else "is missing"
                 missing.setdefault(lab.name, []).append(f"labs/{lab.name}/{f} {why}")
