@@ -100,7 +100,8 @@ def lab_number(name):
 
 
 class Site:
-    def __init__(self, src, edition):
+    def __init__(self, src, edition, out=None):
+        self.out = out
         self.src = os.path.abspath(src)
         self.edition = edition
         self.labs = []      # dicts: name, label, title, json, readme
@@ -192,7 +193,14 @@ class Site:
                 ref = frag or self.page_for[full]
                 return '[%s](@ref %s)' % (text, ref)
             if bang:
-                return m.group(0)
+                # an image beside the page: copy it where Doxygen looks
+                if os.path.isfile(full) and self.out:
+                    rel = os.path.relpath(full, self.src)
+                    name = re.sub(r'[^A-Za-z0-9_.-]', '_', rel)
+                    os.makedirs(os.path.join(self.out, 'images'), exist_ok=True)
+                    shutil.copyfile(full, os.path.join(self.out, 'images', name))
+                    return '![%s](%s)' % (text, name)
+                return text
             rel = os.path.relpath(full, self.src)
             if rel.startswith('..'):
                 return text
@@ -361,9 +369,10 @@ def main():
         return 0
     if not a.src or not a.out:
         ap.error('--src and --out are required')
-    site = Site(a.src, a.edition)
+    site = Site(a.src, a.edition, a.out)
     if os.path.isdir(a.out):
         shutil.rmtree(a.out)
+    os.makedirs(os.path.join(a.out, 'images'))
     for l in site.labs:
         write(os.path.join(a.out, 'lab_%s.md' % l['label']), site.lab_page(l))
     for q in site.quizzes:
