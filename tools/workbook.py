@@ -999,7 +999,7 @@ def cmd_handout(a):
         parts = rel.split("/")
         if parts[0] == "solutions" and not (len(parts) > 1 and parts[1] in release):
             continue
-        if parts[0] in ("grading",) or rel in ("docs/instructors.md",) or \
+        if parts[0] in ("grading", "bench") or rel in ("docs/instructors.md",) or \
                 parts[0].startswith("build"):
             continue
         src = os.path.join(ROOT, rel)
@@ -1055,7 +1055,7 @@ def cmd_handout(a):
                             leaks.append(f"{os.path.relpath(p, out)}: '{s}' (from {sol_lines[s]})")
             except OSError:
                 pass
-    say(f"handout: {kept} files in {a.out} (no solutions/"
+    say(f"handout: {kept} files in {a.out} (no solutions/, grading/, bench/"
         f"{', released: ' + ', '.join(sorted(release)) if release else ''}; no quiz answers; no mutants)")
     if leaks:
         for l in leaks[:20]:
