@@ -66,7 +66,7 @@ extern const struct cb_side cb_urcu_memb;
 /* The reference (ref.c): boots the simulated kernel. */
 void ref_boot(int nr_cpus);
 void ref_halt(void);
-extern const struct read_side read_ref;
+extern const struct read_side read_ref, read_ref_nohook;
 /* Load a lab's callback machinery (call_rcu.c or tree_rcu.c built as a
  * shared object) under @name; NULL if @path is missing or does not load. */
 const struct cb_side *ref_cb_load(const char *name, const char *path);

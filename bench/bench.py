@@ -32,6 +32,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 REF = "reference"
+NOHOOK = "reference-nohook"
 QSBR = "liburcu-qsbr"
 MEMB = "liburcu-memb"
 RWLOCK = "pthread_rwlock"
@@ -52,8 +53,8 @@ METRICS = {
     "barrier_full_ns": ("rcu_barrier(), right after 10^5 call_rcu()", "ns", True),
 }
 ORDER = list(METRICS)
-SIDE_ORDER = [REF, LAB2, LAB4, QSBR, MEMB, RWLOCK]
-COLOURS = {REF: "#d62728", LAB2: "#ff7f0e", LAB4: "#d62728", QSBR: "#1f77b4",
+SIDE_ORDER = [REF, NOHOOK, LAB2, LAB4, QSBR, MEMB, RWLOCK]
+COLOURS = {REF: "#d62728", NOHOOK: "#9467bd", LAB2: "#ff7f0e", LAB4: "#d62728", QSBR: "#1f77b4",
            MEMB: "#2ca02c", RWLOCK: "#7f7f7f"}
 
 

@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 	int nrs = 0;
 
 	rs[nrs++] = &read_ref;
+	rs[nrs++] = &read_ref_nohook;
 	rs[nrs++] = &read_urcu_qsbr;
 	rs[nrs++] = &read_urcu_memb;
 	rs[nrs++] = &read_rwlock;

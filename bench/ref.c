@@ -1,16 +1,15 @@
 /*
  * ref.c - the reference RCU (the workbook's solutions) inside the simulated
- * kernel, in parallel mode with tracing off: readers are kthreads bound to
- * simulated CPUs, the updater is the booting thread (task "test", which holds
- * no CPU). Lab 1's rcu.c is linked into this program; the callback
- * machinery of lab 2 (call_rcu.c) or lab 4 (tree_rcu.c) is loaded as a
- * shared object, since both define call_rcu() and rcu_barrier().
+ * kernel: boot it (parallel mode, trace off) and load the callback
+ * machinery. The read side and synchronize_rcu() are in ref_read.c. Lab 1's
+ * rcu.c is linked into this program; lab 2's call_rcu.c and lab 4's
+ * tree_rcu.c define the same symbols, so each is a shared object loaded
+ * privately (RTLD_LOCAL, -Bsymbolic), resolving kernel symbols from here.
  *
- * Rule kept here: the reference is the students' API as they write it
- * (rcu_read_lock(), rcu_dereference(), synchronize_rcu(), call_rcu(),
- * rcu_barrier()); nothing here reaches into its internals. A busy reader
- * calls cond_resched() once per BENCH_BATCH pairs, as a liburcu-qsbr reader
- * calls urcu_qsbr_quiescent_state(): a non-preemptible kernel needs it.
+ * Rule kept here: the students' API as they write it (call_rcu(),
+ * rcu_barrier(), rcu_callbacks_init()/exit()); nothing here reaches into
+ * its internals. Callbacks are queued from a kthread on CPU 0, and
+ * rcu_barrier() needs a CPU too (it cross-calls): the caller migrates.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,14 +22,9 @@
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <sim/sim.h>
-#include "rculist.h"
 #include "bench.h"
 
-static struct bench_obj obj = { 1 };
-static struct bench_obj *gp;
-static atomic_int go, stop, ready;
-static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
-static int ref_cpus;
+int bench_ref_cpus;
 
 void ref_boot(int nr_cpus)
 {
@@ -41,117 +35,8 @@ void ref_boot(int nr_cpus)
 	cfg.trace = false;
 	cfg.livelock_ms = 120000;
 	sim_boot(&cfg);
-	ref_cpus = nr_cpus;
-	rcu_assign_pointer(gp, &obj);
+	bench_ref_cpus = nr_cpus;
 }
-
-struct reader {
-	struct task_struct *task;
-	int i;
-	bool idle;
-	unsigned long reads;
-	long sum;
-};
-
-static int reader(void *arg)
-{
-	struct reader *r = arg;
-	unsigned long reads = 0;
-	long sum = 0;
-
-	bench_pin(r->i);
-	if (r->idle) {
-		/* Blocked outside any critical section: its CPU is idle. */
-		atomic_fetch_add(&ready, 1);
-		wait_event(idle_wq, atomic_load(&stop) || kthread_should_stop());
-		return 0;
-	}
-	atomic_fetch_add(&ready, 1);
-	while (!atomic_load(&go))
-		cpu_relax();
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < BENCH_BATCH; i++) {
-			rcu_read_lock();
-			struct bench_obj *p = rcu_dereference(gp);
-			sum += p->value;
-			rcu_read_unlock();
-		}
-		reads += BENCH_BATCH;
-		cond_resched();
-	}
-	r->reads = reads;
-	r->sum = sum;
-	return 0;
-}
-
-static struct reader *start_readers(int n, bool idle)
-{
-	struct reader *r = calloc(n ? n : 1, sizeof(*r));
-
-	if (n > ref_cpus) {
-		fprintf(stderr, "bench: %d readers, %d simulated CPUs\n", n, ref_cpus);
-		abort();
-	}
-	atomic_store(&go, 0);
-	atomic_store(&stop, 0);
-	atomic_store(&ready, 0);
-	for (int i = 0; i < n; i++) {
-		r[i].i = i;
-		r[i].idle = idle;
-		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%d", i);
-	}
-	while (atomic_load(&ready) < n)
-		;
-	return r;
-}
-
-static unsigned long stop_readers(struct reader *r, int n)
-{
-	unsigned long total = 0;
-
-	atomic_store(&stop, 1);
-	wake_up(&idle_wq);
-	for (int i = 0; i < n; i++) {
-		kthread_stop(r[i].task);
-		total += r[i].reads;
-	}
-	free(r);
-	return total;
-}
-
-static double reads_per_s(int n, double secs)
-{
-	struct reader *r = start_readers(n, false);
-	uint64_t t0 = bench_now_ns();
-
-	atomic_store(&go, 1);
-	bench_sleep(secs);
-	uint64_t t1 = bench_now_ns();
-	unsigned long total = stop_readers(r, n);
-
-	return total / ((t1 - t0) * 1e-9);
-}
-
-static double sync_ns(enum sync_mode mode, int nreaders, int iters)
-{
-	int n = mode == SYNC_ALONE ? 0 : nreaders;
-	struct reader *r = start_readers(n, mode == SYNC_IDLE);
-
-	atomic_store(&go, 1);
-	uint64_t t0 = bench_now_ns();
-	for (int i = 0; i < iters; i++)
-		synchronize_rcu();
-	uint64_t t1 = bench_now_ns();
-
-	stop_readers(r, n);
-	return (double)(t1 - t0) / iters;
-}
-
-const struct read_side read_ref = {
-	.name = "reference",
-	.reads_per_s = reads_per_s,
-	.sync_ns = sync_ns,
-};
 
 /* ---- call_rcu() and rcu_barrier(): lab 2 or lab 4, loaded --------------- */
 

@@ -1,0 +1,165 @@
+/*
+ * ref_read.c - the reference's read side and synchronize_rcu(), inside the
+ * simulated kernel (booted by ref.c: parallel mode, trace off). Reader
+ * tasks are kthreads bound to simulated CPUs; the updater is the booting
+ * thread (task "test", which holds no CPU).
+ *
+ * Compiled twice:
+ *  - as is ("reference"): lab 1's rcu.c linked in, its rcu_read_lock()
+ *    calling the simulated kernel's debug hook rcu_lock_acquire() (depth
+ *    count, "holds no CPU" check; a scheduling point where schedules are
+ *    explored or traced);
+ *  - with -DBENCH_NOHOOK ("reference-nohook"): the same rcu.c included here
+ *    with the debug hooks compiled out, as a production kernel builds it
+ *    (no lockdep, CONFIG_PREEMPT=n), so the compiler inlines the empty
+ *    read side into the loop. The difference between the two is what the
+ *    simulated kernel costs, not what the algorithm costs.
+ *
+ * Rule kept here: the students' API as they write it (rcu_read_lock(),
+ * rcu_dereference(), rcu_read_unlock(), synchronize_rcu()). A busy reader
+ * calls cond_resched() once per BENCH_BATCH pairs, as a liburcu-qsbr reader
+ * calls urcu_qsbr_quiescent_state(): a non-preemptible kernel needs it.
+ */
+#define _GNU_SOURCE
+#ifdef BENCH_NOHOOK
+#include "nohook.h"
+#endif
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/wait.h>
+#include <sim/sim.h>
+#include "rculist.h"
+#include "bench.h"
+#ifdef BENCH_NOHOOK
+#include "rcu.c"
+#endif
+
+extern int bench_ref_cpus;
+
+static struct bench_obj obj = { 1 };
+static struct bench_obj *gp;
+static atomic_int go, stop, ready;
+static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
+
+struct reader {
+	struct task_struct *task;
+	int i;
+	bool idle;
+	unsigned long reads;
+	long sum;
+};
+
+static int reader(void *arg)
+{
+	struct reader *r = arg;
+	unsigned long reads = 0;
+	long sum = 0;
+
+	bench_pin(r->i);
+	if (r->idle) {
+		/* Blocked outside any critical section: its CPU is idle. */
+		atomic_fetch_add(&ready, 1);
+		wait_event(idle_wq, atomic_load(&stop) || kthread_should_stop());
+		return 0;
+	}
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load(&go))
+		cpu_relax();
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (int i = 0; i < BENCH_BATCH; i++) {
+			rcu_read_lock();
+			struct bench_obj *p = rcu_dereference(gp);
+			sum += p->value;
+			rcu_read_unlock();
+		}
+		reads += BENCH_BATCH;
+		cond_resched();
+	}
+	r->reads = reads;
+	r->sum = sum;
+	return 0;
+}
+
+static struct reader *start_readers(int n, bool idle)
+{
+	struct reader *r = calloc(n ? n : 1, sizeof(*r));
+
+	if (n > bench_ref_cpus) {
+		fprintf(stderr, "bench: %d readers, %d simulated CPUs\n", n, bench_ref_cpus);
+		abort();
+	}
+	if (!gp)
+		rcu_assign_pointer(gp, &obj);
+	atomic_store(&go, 0);
+	atomic_store(&stop, 0);
+	atomic_store(&ready, 0);
+	for (int i = 0; i < n; i++) {
+		r[i].i = i;
+		r[i].idle = idle;
+		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%d", i);
+	}
+	while (atomic_load(&ready) < n)
+		;
+	return r;
+}
+
+static unsigned long stop_readers(struct reader *r, int n)
+{
+	unsigned long total = 0;
+
+	atomic_store(&stop, 1);
+	wake_up(&idle_wq);
+	for (int i = 0; i < n; i++) {
+		kthread_stop(r[i].task);
+		total += r[i].reads;
+	}
+	free(r);
+	return total;
+}
+
+static double reads_per_s(int n, double secs)
+{
+	struct reader *r = start_readers(n, false);
+	uint64_t t0 = bench_now_ns();
+
+	atomic_store(&go, 1);
+	bench_sleep(secs);
+	uint64_t t1 = bench_now_ns();
+	unsigned long total = stop_readers(r, n);
+
+	return total / ((t1 - t0) * 1e-9);
+}
+
+static double sync_ns(enum sync_mode mode, int nreaders, int iters)
+{
+	int n = mode == SYNC_ALONE ? 0 : nreaders;
+	struct reader *r = start_readers(n, mode == SYNC_IDLE);
+
+	atomic_store(&go, 1);
+	uint64_t t0 = bench_now_ns();
+	for (int i = 0; i < iters; i++)
+		synchronize_rcu();
+	uint64_t t1 = bench_now_ns();
+
+	stop_readers(r, n);
+	return (double)(t1 - t0) / iters;
+}
+
+#ifdef BENCH_NOHOOK
+const struct read_side read_ref_nohook = {
+	.name = "reference-nohook",
+	.reads_per_s = reads_per_s,
+	.sync_ns = sync_ns,
+};
+#else
+const struct read_side read_ref = {
+	.name = "reference",
+	.reads_per_s = reads_per_s,
+	.sync_ns = sync_ns,
+};
+#endif
+
