@@ -90,6 +90,25 @@ def curly_quotes(text):
     return ''.join(out)
 
 
+def copy_image(src, dst):
+    """Copy an image; give an SVG without a viewBox one, so it can scale."""
+    shutil.copyfile(src, dst)
+    if not dst.endswith('.svg'):
+        return
+    with open(dst, encoding='utf-8', errors='replace') as f:
+        text = f.read()
+    m = re.match(r'(\s*(?:<\?xml[^>]*>\s*)?<svg\b[^>]*?)(/?>)', text)
+    if not m or 'viewBox' in m.group(1):
+        return
+    w = re.search(r'\bwidth="(\d+(?:\.\d+)?)(?:px)?"', m.group(1))
+    h = re.search(r'\bheight="(\d+(?:\.\d+)?)(?:px)?"', m.group(1))
+    if w and h:
+        text = '%s viewBox="0 0 %s %s"%s' % (m.group(1), w.group(1), h.group(1),
+                                             text[m.end(1):])
+        with open(dst, 'w', encoding='utf-8') as f:
+            f.write(text)
+
+
 def anchors_in(text):
     return {a or b for a, b in ANCHOR_DEF_RE.findall(text)}
 
@@ -192,14 +211,15 @@ class Site:
             if full in self.page_for:
                 ref = frag or self.page_for[full]
                 return '[%s](@ref %s)' % (text, ref)
-            if bang:
-                # an image beside the page: copy it where Doxygen looks
+            if bang or (os.path.isfile(full) and full.endswith(('.svg', '.png', '.jpg'))):
+                # an image beside the page (or a link to one): copy it where
+                # Doxygen looks, and show it in the page
                 if os.path.isfile(full) and self.out:
                     rel = os.path.relpath(full, self.src)
                     name = re.sub(r'[^A-Za-z0-9_.-]', '_', rel)
                     os.makedirs(os.path.join(self.out, 'images'), exist_ok=True)
-                    shutil.copyfile(full, os.path.join(self.out, 'images', name))
-                    return '![%s](%s)' % (text, name)
+                    copy_image(full, os.path.join(self.out, 'images', name))
+                    return '![%s](%s)' % (text.replace('`', ''), name)
                 return text
             rel = os.path.relpath(full, self.src)
             if rel.startswith('..'):
@@ -209,11 +229,11 @@ class Site:
             if rel in text or text.strip('`') == os.path.basename(rel):
                 return '`%s`' % rel if '`' not in text else text
             return '%s (`%s`)' % (text, rel)
-        # leave code spans alone
-        parts = re.split(r'(`[^`]*`)', line)
-        for i in range(0, len(parts), 2):
-            parts[i] = LINK_RE.sub(repl, parts[i])
-        line = ''.join(parts)
+        # links, but none that starts inside a code span
+        spans = [m.span() for m in re.finditer(r'`[^`]*`', line)]
+        line = LINK_RE.sub(
+            lambda m: m.group(0) if any(a < m.start() < b for a, b in spans) else repl(m),
+            line)
         # link test names to the lab's tests table
         return TESTNAME_RE.sub(
             lambda m: ('<tt>@ref %s "%s/%s"</tt>' % (self.tests['%s/%s' % m.groups()],
