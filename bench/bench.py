@@ -346,7 +346,8 @@ def plot_reads(rows, path, note):
         pts = sorted(series[side], key=lambda p: p[0])
         colour = COLOURS.get(side, "black")
         d = " ".join(f"{px(x):.1f},{ax.y(r['median']):.1f}" for x, r in pts)
-        svg.add(f'<polyline points="{d}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        dash = ' stroke-dasharray="6 4"' if side == NOHOOK else ""
+        svg.add(f'<polyline points="{d}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
         for x, r in pts:
             svg.line(px(x), ax.y(r["max"]), px(x), ax.y(r["min"]), colour, 1)
             svg.add(f'<circle cx="{px(x):.1f}" cy="{ax.y(r["median"]):.1f}" r="4" '
