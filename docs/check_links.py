@@ -129,6 +129,28 @@ def solution_search(src, root, expect):
     return problems
 
 
+def leftovers(root):
+    """Print Markdown or Doxygen syntax that reached a page's text raw (not
+    in code): a sign of a construct Doxygen did not understand. Notes only."""
+    pats = ['**', '](', '```', '{#', '<tt>', '<a id', '\\ref', '@ref', '\\snippet']
+    n = 0
+    for path in sorted(os.listdir(root)):
+        if not path.endswith('.html'):
+            continue
+        with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
+            raw = f.read()
+        body = raw[raw.find('<div class="contents">'):]
+        body = re.sub(r'<div class="fragment">.*?</div><!-- fragment -->', '', body, flags=re.S)
+        body = re.sub(r'<code>.*?</code>|<pre.*?</pre>', '', body, flags=re.S)
+        text = html.unescape(re.sub(r'<[^>]*>', '', body))
+        for p in pats:
+            for m in re.finditer(re.escape(p), text):
+                n += 1
+                print('note: raw %r in %s: ...%s...' % (
+                    p, path, text[max(0, m.start() - 40):m.end() + 30].replace('\n', ' ')))
+    print('raw Markdown/Doxygen leftovers in page text: %d' % n)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('html_dir')
@@ -173,6 +195,7 @@ def main():
                             os.path.relpath(path, root), needle))
     if a.solutions:
         found += solution_search(a.solutions, root, a.expect_solutions)
+    leftovers(root)
     for b in broken + found:
         print(b)
     print('checked %d internal links in %d files (%d external links not followed): '

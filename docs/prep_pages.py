@@ -198,6 +198,12 @@ class Site:
         return '\n'.join(out) + '\n'
 
     def fix_links(self, line, base, dropped):
+        # Doxygen 1.9.4 leaves emphasis around a lone code span as raw * or _
+        line = re.sub(r'(\*\*|__)(`[^`]+`)\1', r'<b>\2</b>', line)
+        line = re.sub(r'(?<![*\w])([*_])(`[^`]+`)\1(?![*\w])', r'<em>\2</em>', line)
+        return self.fix_links2(line, base, dropped)
+
+    def fix_links2(self, line, base, dropped):
         def repl(m):
             bang, text, target = m.group(1), m.group(2), m.group(3)
             if re.match(r'[a-z]+:', target) or target.startswith('@ref'):
