@@ -3,9 +3,10 @@
  *
  * Rule kept here: everything a test needs to know about a module after it is
  * gone lives in the test binary, never in the module: the counters below are
- * defined by the tests (tests/test_common.c) and reached by the module
+ * defined by the tests (tests/lab3_driver.c) and reached by the module
  * through the executable's exported symbols (test binaries are linked with
  * -rdynamic). The module's own data is unmapped by rmmod() like its code.
+ * Lab 4 includes this header too: keep the layout.
  */
 #ifndef MYMOD_CTL_H
 #define MYMOD_CTL_H
