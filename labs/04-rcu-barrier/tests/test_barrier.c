@@ -11,7 +11,6 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <sim/test.h>
-#include <stdlib.h>
 #include "lab4_util.h"
 
 #define NCPU 4
@@ -62,7 +61,6 @@ static void release_and_check(struct barrier_caller *bc, int nbc, const char *ho
 
 static void check_slow_started(const char *how)
 {
-	if (getenv("LAB4_DEBUG")) trace_write_text(stderr);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		cr_assert(READ_ONCE(slow[cpu].started),
 			  "a callback queued %s on CPU %d was never invoked: call_rcu() must "
