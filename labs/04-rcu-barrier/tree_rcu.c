@@ -55,6 +55,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	(void)func;
 }
 
+/* TODO 2 (helpers): taking the whole queue needs interrupts off, as call_rcu() does. */
 
 /*
  * rcu_cb_kthread() - the body of "rcuo/N", bound to CPU N: wait for
@@ -99,6 +100,8 @@ void rcu_callbacks_exit(void)
 {
 	int cpu;
 
+	/* Every barrier consumed the one complete() its count produced. */
+	WARN_ON(completion_done(&rcu_barrier_completion));
 	for_each_possible_cpu(cpu) {
 		struct rcu_data *rdp = per_cpu_ptr(&rcu_data, cpu);
 
@@ -115,11 +118,15 @@ void rcu_set_blimit(int n)
 	WRITE_ONCE(blimit, n > 0 ? n : 1);
 }
 
+/* TODO 4: rcu_barrier_callback(), the marker's callback (the last one
+ * completes), and rcu_barrier_func(), run on each CPU to queue its marker. */
 
 void rcu_barrier(void)
 {
 	/* TODO 4: the article's rcu_barrier(), with today's fix: process
-	 * context only; one barrier at a time; count one per CPU marker that
-	 * on_each_cpu(..., 1) queues, plus one of your own that you drop only
-	 * after on_each_cpu() has returned; wait for the count to reach zero. */
+	 * context only; one barrier at a time; under the mutex, first
+	 * WARN_ON(completion_done(&rcu_barrier_completion)) (a completion left
+	 * over means an earlier count reached zero twice); count one per CPU
+	 * marker that on_each_cpu(..., 1) queues, plus one of your own that you
+	 * drop only after on_each_cpu() has returned; wait for zero. */
 }

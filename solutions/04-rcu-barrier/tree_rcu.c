@@ -69,6 +69,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	/* STARTER: (void)func; */
 }
 
+/* TODO 2 (helpers): taking the whole queue needs interrupts off, as call_rcu() does. */
 /* BEGIN SOLUTION */
 /* Take this CPU's whole queue, leaving it empty; interrupts off meanwhile. */
 static struct rcu_head *rcu_take_queue(struct rcu_data *rdp)
@@ -159,6 +160,8 @@ void rcu_callbacks_exit(void)
 {
 	int cpu;
 
+	/* Every barrier consumed the one complete() its count produced. */
+	WARN_ON(completion_done(&rcu_barrier_completion));
 	for_each_possible_cpu(cpu) {
 		struct rcu_data *rdp = per_cpu_ptr(&rcu_data, cpu);
 
@@ -175,6 +178,8 @@ void rcu_set_blimit(int n)
 	WRITE_ONCE(blimit, n > 0 ? n : 1);
 }
 
+/* TODO 4: rcu_barrier_callback(), the marker's callback (the last one
+ * completes), and rcu_barrier_func(), run on each CPU to queue its marker. */
 /* BEGIN SOLUTION */
 /* Runs once per CPU, after every callback queued on that CPU before its marker. */
 static void rcu_barrier_callback(struct rcu_head *notused)
@@ -198,9 +203,11 @@ static void rcu_barrier_func(void *notused)
 void rcu_barrier(void)
 {
 	/* TODO 4: the article's rcu_barrier(), with today's fix: process
-	 * context only; one barrier at a time; count one per CPU marker that
-	 * on_each_cpu(..., 1) queues, plus one of your own that you drop only
-	 * after on_each_cpu() has returned; wait for the count to reach zero. */
+	 * context only; one barrier at a time; under the mutex, first
+	 * WARN_ON(completion_done(&rcu_barrier_completion)) (a completion left
+	 * over means an earlier count reached zero twice); count one per CPU
+	 * marker that on_each_cpu(..., 1) queues, plus one of your own that you
+	 * drop only after on_each_cpu() has returned; wait for zero. */
 	/* BEGIN SOLUTION */
 	BUG_ON(in_interrupt());
 	mutex_lock(&rcu_barrier_mutex);
