@@ -124,7 +124,7 @@ def select_labs(args_labs):
         if lab.name not in seen:
             seen.add(lab.name)
             out.append(lab)
-    return out
+    return sorted(out, key=lambda l: l.name)
 
 
 # ---------------------------------------------------------------- build
