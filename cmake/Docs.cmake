@@ -76,14 +76,15 @@ endforeach()
 add_custom_target(docs-all DEPENDS docs docs-instructor)
 
 # docs-check: both editions, every internal link resolves, and the solution-
-# only lines of solutions/ appear in the instructor edition and never in the
-# student edition.
+# only lines of solutions/ and the quizzes' answers appear in the instructor
+# edition and never in the student edition.
 add_custom_target(docs-check
   COMMAND Python3::Interpreter "${CMAKE_SOURCE_DIR}/docs/check_links.py"
           "${WORKBOOK_DOCS_DIR}/student/html" --solutions "${CMAKE_SOURCE_DIR}"
+          --answers "${CMAKE_SOURCE_DIR}"
   COMMAND Python3::Interpreter "${CMAKE_SOURCE_DIR}/docs/check_links.py"
           "${WORKBOOK_DOCS_DIR}/instructor/html" --solutions "${CMAKE_SOURCE_DIR}"
-          --expect-solutions
+          --expect-solutions --answers "${CMAKE_SOURCE_DIR}" --expect-answers
   DEPENDS docs docs-instructor
   COMMENT "Checking the docs' links and the student edition for solution code"
   VERBATIM)

@@ -129,6 +129,47 @@ def solution_search(src, root, expect):
     return problems
 
 
+def alnum(text):
+    return re.sub(r'[^a-z0-9]', '', text.lower())
+
+
+def answer_search(src, root, expect):
+    """Probes from every paragraph of every quiz's answers section (the
+    convention of docs/README.md): none may appear in the student edition's
+    text, all must appear in the instructor edition's."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from prep_pages import split_answers
+    text = []
+    for path in sorted(os.listdir(root)):
+        if path.endswith('.html'):
+            with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
+                text.append(alnum(html.unescape(re.sub(r'<[^>]*>', '', f.read()))))
+    text = '\n'.join(text)
+    qdir = os.path.join(src, 'quizzes')
+    problems, probes, seen = [], 0, 0
+    for fn in sorted(os.listdir(qdir)) if os.path.isdir(qdir) else []:
+        if not fn.endswith('.md'):
+            continue
+        with open(os.path.join(qdir, fn), encoding='utf-8', errors='replace') as f:
+            answers = split_answers(f.read())[1]
+        for para in re.split(r'\n\s*\n', answers):
+            para = re.sub(r'<[^>]*>|\]\([^)]*\)', '', para)
+            para = re.sub(r'\*\*|__|`', '', para)
+            t = alnum(para)
+            if len(t) < 60:
+                continue
+            probe = t[len(t) // 2 - 30:len(t) // 2 + 30]
+            probes += 1
+            hit = probe in text
+            seen += hit
+            if hit and not expect:
+                problems.append('%s: an answer is in these pages: %r' % (fn, para[:70]))
+            if not hit and expect:
+                problems.append('%s: an answer is missing from these pages: %r' % (fn, para[:70]))
+    print('quiz answer paragraphs searched: %d, found in these pages: %d' % (probes, seen))
+    return problems
+
+
 def leftovers(root):
     """Print Markdown or Doxygen syntax that reached a page's text raw (not
     in code): a sign of a construct Doxygen did not understand. Notes only."""
@@ -157,6 +198,9 @@ def main():
     ap.add_argument('--forbid', action='append', default=[])
     ap.add_argument('--solutions')
     ap.add_argument('--expect-solutions', action='store_true')
+    ap.add_argument('--answers', metavar='ROOT',
+                    help="search the pages for the quizzes' answers (ROOT/quizzes/*.md)")
+    ap.add_argument('--expect-answers', action='store_true')
     a = ap.parse_args()
     root = os.path.realpath(a.html_dir)
     cache, internal, external, broken = {}, 0, 0, []
@@ -195,6 +239,8 @@ def main():
                             os.path.relpath(path, root), needle))
     if a.solutions:
         found += solution_search(a.solutions, root, a.expect_solutions)
+    if a.answers:
+        found += answer_search(a.answers, root, a.expect_answers)
     leftovers(root)
     for b in broken + found:
         print(b)
