@@ -16,8 +16,12 @@
 #include <stdint.h>
 
 /** Read pairs between two checks of the stop flag (and, for QSBR-like
- * sides, two quiescent states: urcu_qsbr_quiescent_state(), cond_resched()). */
+ * sides, two quiescent states: urcu_qsbr_quiescent_state(), cond_resched()):
+ * bench_batch, BENCH_BATCH for reads/s. The read pair's cost alone is
+ * measured with BENCH_PAIR_BATCH, where the quiescent state's cost vanishes. */
 #define BENCH_BATCH 1024
+#define BENCH_PAIR_BATCH 65536
+extern int bench_batch;
 
 /** The object readers dereference. */
 struct bench_obj {

@@ -4,7 +4,9 @@
  * that rotates), raw samples printed as CSV for bench.py to summarise.
  *
  *   rcubench [--quick] [--reps N] [--secs S] [--threads N] [--cbs N]
- *            [--lab2 call_rcu.so] [--lab4 tree_rcu.so]
+ *            [--batch N] [--lab2 call_rcu.so] [--lab4 tree_rcu.so]
+ *
+ * --batch: read pairs between quiescent states for reads/s (default 1024).
  *
  * Output lines: metric,side,x,rep,value (x: threads, readers or callbacks).
  * Benchmarks are never tests: nothing here runs in a test suite.
@@ -36,6 +38,7 @@ void bench_sleep(double secs)
 		;
 }
 
+int bench_batch = BENCH_BATCH;
 static int online[CPU_SETSIZE], nr_online;
 
 int bench_ncpus(void)
@@ -83,7 +86,7 @@ static int calibrate(double ns_per_iter, double target_ns, int lo, int hi)
 
 int main(int argc, char **argv)
 {
-	int reps = 7, threads = 0, cbs = 100000;
+	int reps = 7, threads = 0, cbs = 100000, batch = BENCH_BATCH;
 	double secs = 0.5, sample_ns = 100e6;
 	const char *lab2 = NULL, *lab4 = NULL;
 
@@ -100,6 +103,8 @@ int main(int argc, char **argv)
 			secs = atof(v), i++;
 		} else if (!strcmp(a, "--threads") && v) {
 			threads = atoi(v), i++;
+		} else if (!strcmp(a, "--batch") && v) {
+			batch = atoi(v) > 0 ? atoi(v) : BENCH_BATCH, i++;
 		} else if (!strcmp(a, "--cbs") && v) {
 			cbs = atoi(v), i++;
 		} else if (!strcmp(a, "--lab2") && v) {
@@ -108,7 +113,7 @@ int main(int argc, char **argv)
 			lab4 = v, i++;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--reps N] [--secs S] [--threads N] "
-				"[--cbs N] [--lab2 SO] [--lab4 SO]\n", argv[0]);
+				"[--cbs N] [--batch N] [--lab2 SO] [--lab4 SO]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -160,6 +165,14 @@ int main(int argc, char **argv)
 
 	for (int rep = 0; rep < reps; rep++) {
 		fprintf(stderr, "bench: repetition %d/%d\n", rep + 1, reps);
+		/* The read pair alone: one reader, quiescent states 64x rarer. */
+		bench_batch = BENCH_PAIR_BATCH;
+		for (int k = 0; k < nrs; k++) {
+			const struct read_side *r = rs[(k + rep) % nrs];
+
+			emit("read_pair_ns", r->name, 1, rep, 1e9 / r->reads_per_s(1, secs));
+		}
+		bench_batch = batch;
 		for (int t = 1; t <= threads; t++)
 			for (int k = 0; k < nrs; k++) {
 				const struct read_side *r = rs[(k + rep) % nrs];

@@ -58,6 +58,7 @@ static int reader(void *arg)
 	struct reader *r = arg;
 	unsigned long reads = 0;
 	long sum = 0;
+	const int batch = bench_batch;
 
 	bench_pin(r->i);
 	if (r->idle) {
@@ -70,13 +71,13 @@ static int reader(void *arg)
 	while (!atomic_load(&go))
 		cpu_relax();
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < BENCH_BATCH; i++) {
+		for (int i = 0; i < batch; i++) {
 			rcu_read_lock();
 			struct bench_obj *p = rcu_dereference(gp);
 			sum += p->value;
 			rcu_read_unlock();
 		}
-		reads += BENCH_BATCH;
+		reads += batch;
 		cond_resched();
 	}
 	r->reads = reads;

@@ -24,19 +24,20 @@ static void *reader(void *arg)
 	struct reader *r = arg;
 	unsigned long reads = 0;
 	long sum = 0;
+	const int batch = bench_batch;
 
 	bench_pin(r->i);
 	atomic_fetch_add(&ready, 1);
 	while (!atomic_load(&go))
 		;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < BENCH_BATCH; i++) {
+		for (int i = 0; i < batch; i++) {
 			pthread_rwlock_rdlock(&lock);
 			struct bench_obj *p = __atomic_load_n(&gp, __ATOMIC_RELAXED);
 			sum += p->value;
 			pthread_rwlock_unlock(&lock);
 		}
-		reads += BENCH_BATCH;
+		reads += batch;
 	}
 	r->reads = reads;
 	r->sum = sum;

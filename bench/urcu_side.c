@@ -47,6 +47,7 @@ static void *reader(void *arg)
 	struct reader *r = arg;
 	unsigned long reads = 0;
 	long sum = 0;
+	const int batch = bench_batch;
 
 	bench_pin(r->i);
 	F(register_thread)();
@@ -70,13 +71,13 @@ static void *reader(void *arg)
 	while (!atomic_load(&go))
 		;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < BENCH_BATCH; i++) {
+		for (int i = 0; i < batch; i++) {
 			F(read_lock)();
 			struct bench_obj *p = rcu_dereference(gp);
 			sum += p->value;
 			F(read_unlock)();
 		}
-		reads += BENCH_BATCH;
+		reads += batch;
 #ifdef BENCH_QSBR
 		F(quiescent_state)();
 #endif
