@@ -88,7 +88,7 @@ def fmt(metric, v):
 def fmt_ratio(r):
     if r is None:
         return "-"
-    return f"{r:.3g}x"
+    return f"{r:.0f}x" if r >= 1000 else f"{r:.3g}x"
 
 
 # ---- build and run ------------------------------------------------------
@@ -221,7 +221,7 @@ def targets(rows):
 
 def table(rows, header):
     lines = [header, ""]
-    w = (24, 9, 11, 25, 9, 9)
+    w = (24, 9, 11, 25, 10, 10)
     head = ("side", "x", "median", "min .. max", "/memb", "/qsbr")
     for metric in ORDER:
         keys = sorted((k for k in rows if k[0] == metric), key=sort_key)
