@@ -411,14 +411,17 @@ def main():
     os.makedirs(out, exist_ok=True)
     if not args.no_build:
         build(build_dir)
+    load0 = os.getloadavg()[0]
     raw, secs = run(build_dir, args, out)
+    load1 = os.getloadavg()[0]
     rows = summarise(load(raw))
     write_summary(rows, os.path.join(out, "summary.csv"))
     ncpu = len(os.sched_getaffinity(0))
     header = (f"RCU Labs benchmarks: the reference RCU (solutions, simulated kernel, parallel "
               f"mode, trace off) against liburcu 0.13 and pthread_rwlock\n"
               f"{ncpu} CPUs, {'quick' if args.quick else 'full'} run, {secs:.1f} s, "
-              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+              f"{load0:.1f} before, {load1:.1f} after (other work on the machine skews all sides)")
     text = table(rows, header)
     with open(os.path.join(out, "results.txt"), "w") as f:
         f.write(text)
