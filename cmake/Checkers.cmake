@@ -20,12 +20,9 @@ elseif(WORKBOOK_CHECKER STREQUAL "valgrind")
   add_compile_options(-gdwarf-4)
   find_program(WORKBOOK_VALGRIND valgrind REQUIRED)
   # Prefixed to every test command by add_test() (target property
-  # CROSSCOMPILING_EMULATOR, initialised from this variable).
-  set(CMAKE_CROSSCOMPILING_EMULATOR
-      env WORKBOOK_SEEDS=3
-      ${WORKBOOK_VALGRIND} -q --trace-children=yes --leak-check=full
-      --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
-      --keep-debuginfo=yes)
+  # CROSSCOMPILING_EMULATOR, initialised from this variable): memcheck with
+  # the flags that follow Criterion's workers; see tools/valgrind-run.
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${CMAKE_SOURCE_DIR}/tools/valgrind-run")
 elseif(NOT WORKBOOK_CHECKER STREQUAL "")
   message(FATAL_ERROR "WORKBOOK_CHECKER must be empty, asan, tsan or valgrind, not '${WORKBOOK_CHECKER}'")
 endif()
