@@ -18,7 +18,10 @@ endif()
 # Where lab NAME's student files are taken from, for the lab itself (SELF) or
 # for a later lab that uses it.
 function(workbook_impl_dir name self out)
-  if(NOT self AND WORKBOOK_PRIOR STREQUAL "solutions")
+  # A handout may hold the solutions of some earlier labs only: the others
+  # are the student's own.
+  if(NOT self AND WORKBOOK_PRIOR STREQUAL "solutions"
+     AND IS_DIRECTORY "${CMAKE_SOURCE_DIR}/solutions/${name}")
     set(${out} "${CMAKE_SOURCE_DIR}/solutions/${name}" PARENT_SCOPE)
   else()
     set(${out} "${WORKBOOK_IMPL}/${name}" PARENT_SCOPE)
@@ -82,7 +85,7 @@ function(workbook_add_lab labdir)
     foreach(i RANGE ${last})
       string(JSON mname GET "${json}" modules ${i} name)
       string(JSON mlab ERROR_VARIABLE no_mlab GET "${json}" modules ${i} lab)
-      if(no_mlab)
+      if(no_mlab OR mlab STREQUAL name)
         set(mdir "${own_dir}")
       else()
         workbook_impl_dir(${mlab} FALSE mdir)

@@ -42,8 +42,9 @@ def run(a, wb):
     except wb.Fail as e:
         sh.check(False, "labs", str(e))
         labs = []
-    if not os.path.isdir(wb.SOLUTIONS):
-        raise wb.Fail("selftest needs solutions/ (this looks like a handout)", 1)
+    if not os.path.isdir(wb.SOLUTIONS) or any(
+            not os.path.isdir(os.path.join(wb.SOLUTIONS, l.name)) for l in labs):
+        raise wb.Fail("selftest needs every lab's solutions/ (this looks like a handout)", 1)
     wb.check_deps()
     root = wb.ROOT
     B = lambda n: os.path.join(root, f"build-wb-st-{n}")  # noqa: E731

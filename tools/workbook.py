@@ -1037,7 +1037,10 @@ def cmd_handout(a):
     # unmarked parts) are not secrets: keep only the distinctive ones.
     public = set()
     for rel in files:
-        if rel.split("/")[0] in ("common", "labs") and rel.endswith((".c", ".h")):
+        top = rel.split("/")[:2]
+        if (top[0] in ("common", "labs") or (top[0] == "solutions" and len(top) > 1
+                                              and top[1] in release)) \
+                and rel.endswith((".c", ".h")):
             try:
                 with open(os.path.join(ROOT, rel), errors="replace") as fh:
                     public.update(ln.strip() for ln in fh)
