@@ -238,7 +238,12 @@ def run(a, wb):
 
     # -- docs
     step("docs")
-    if "docs" in wb.ninja_targets(sol):
+    targets = wb.ninja_targets(sol)
+    if "docs-check" in targets:
+        # both editions, warnings as errors, links, no solution code or answers
+        ok, err, _ = wb.build(sol, ["docs-check"])
+        sh.check(ok, "docs: both editions, link check, no solutions in the student edition", err)
+    elif "docs" in targets:
         ok, err, _ = wb.build(sol, ["docs"])
         sh.check(ok, "docs build", err)
     else:

@@ -1107,6 +1107,40 @@ def cmd_setup(a):
     return 0
 
 
+# ---------------------------------------------------------- bench, docs
+
+def cmd_bench(a):
+    script = os.path.join(ROOT, "bench", "bench.py")
+    if not os.path.exists(script):
+        raise Fail("bench/ is not part of this copy of the workbook")
+    cmd = [sys.executable, script]
+    if a.quick:
+        cmd.append("--quick")
+    if a.out:
+        cmd += ["--out", os.path.abspath(a.out)]
+    return subprocess.call(cmd, cwd=ROOT, stdin=subprocess.DEVNULL)
+
+
+def cmd_docs(a):
+    edition = "instructor" if a.instructor else "student"
+    bdir = os.path.join(ROOT, "build-wb-docs")
+    conf = ["cmake", "-S", ROOT, "-B", bdir, "-G", "Ninja"]
+    if a.out:
+        out = os.path.abspath(a.out)
+        if os.path.exists(out) and os.listdir(out):
+            raise Fail(f"{a.out} is not empty: choose an empty or new folder")
+        conf.append(f"-DWORKBOOK_DOCS_DIR={out}")
+    for cmd in (conf, ["cmake", "--build", bdir, "--target",
+                       "docs-instructor" if a.instructor else "docs"]):
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise Fail(f"docs build failed: {first_error(r.stdout)} (is doxygen installed? ./workbook setup)", 1)
+    where = os.path.join(a.out, edition) if a.out else os.path.join(bdir, "docs", edition)
+    say(f"{edition} edition: {os.path.join(where, 'html', 'index.html')}")
+    return 0
+
+
 # ------------------------------------------------------------- selftest
 
 def cmd_selftest(a):
@@ -1140,6 +1174,10 @@ Maintainers
                               starters generated, valgrind clean, docs build (CI runs this)
   gen-starters [--check] [--force] [LAB...]
                               derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
+Readers
+  docs [--instructor] [--out DIR]
+                              the generated docs (student edition, or with solutions and answers)
+  bench [--quick] [--out DIR] the reference RCU against liburcu and pthread_rwlock
 
 LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
 Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run.
@@ -1190,6 +1228,12 @@ def main(argv):
     s = sub.add_parser("handout")
     s.add_argument("out")
     s.add_argument("--release", nargs="+", metavar="LAB")
+    s = sub.add_parser("bench")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--out")
+    s = sub.add_parser("docs")
+    s.add_argument("--instructor", action="store_true")
+    s.add_argument("--out")
     s = sub.add_parser("gen-starters")
     s.add_argument("--check", action="store_true")
     s.add_argument("--force", action="store_true")
@@ -1209,7 +1253,8 @@ def main(argv):
             return 0
         fn = {"setup": cmd_setup, "status": cmd_status, "check": cmd_check, "hint": cmd_hint,
               "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
-              "handout": cmd_handout, "gen-starters": cmd_gen_starters}[a.cmd]
+              "handout": cmd_handout, "gen-starters": cmd_gen_starters,
+              "bench": cmd_bench, "docs": cmd_docs}[a.cmd]
         return fn(a)
     except Fail as e:
         warn(str(e))

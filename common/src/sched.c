@@ -840,10 +840,17 @@ void sim_run_until_idle(void)
 
 /* ---- store buffer ------------------------------------------------------ */
 
+/*
+ * The store buffer is touched under S.lock only; sb_pending lets every
+ * barrier skip the lock when no test has buffered anything (the usual case).
+ */
+static _Atomic int sb_pending;
+
 void sb_drain(struct sim_cpu *c)
 {
 	for (int i = 0; i < c->sb_len; i++)
 		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
+	atomic_fetch_sub(&sb_pending, c->sb_len);
 	c->sb_len = 0;
 }
 
@@ -853,8 +860,10 @@ void sim_store_buffered(void *p, long v, size_t size)
 
 	if (size > sizeof(long))
 		sim_bug(__FILE__, __LINE__, "sim_store() of a %zu-byte object", size);
+	SIM_LOCK();
 	if (!t || t->cpu < 0 || !S.booted) {
 		memcpy(p, &v, size);
+		SIM_UNLOCK();
 		return;
 	}
 	struct sim_cpu *c = cpu_of(t->cpu);
@@ -865,6 +874,8 @@ void sim_store_buffered(void *p, long v, size_t size)
 	c->sb[c->sb_len].v = v;
 	c->sb[c->sb_len].size = size;
 	c->sb_len++;
+	atomic_fetch_add(&sb_pending, 1);
+	SIM_UNLOCK();
 }
 
 void sim_fence(int order)
@@ -872,8 +883,12 @@ void sim_fence(int order)
 	struct task_struct *t = sim_current;
 
 	(void)order;
-	if (t && t->cpu >= 0 && S.booted && cpu_of(t->cpu)->sb_len)
-		sb_drain(cpu_of(t->cpu));
+	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
+		SIM_LOCK();
+		if (t->cpu >= 0 && S.booted)
+			sb_drain(cpu_of(t->cpu));
+		SIM_UNLOCK();
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
@@ -949,6 +964,7 @@ void sim_boot(const struct sim_config *cfg)
 		p->id = i;
 		INIT_LIST_HEAD(&p->runq);
 	}
+	atomic_store(&sb_pending, 0);
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();

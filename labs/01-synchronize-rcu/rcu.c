@@ -6,6 +6,7 @@
  * (a context switch, cond_resched(), or idle) since it began, because a
  * reader cannot be switched out in the middle of its critical section.
  */
+#include <stdatomic.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/wait.h>

@@ -6,13 +6,14 @@
  * (a context switch, cond_resched(), or idle) since it began, because a
  * reader cannot be switched out in the middle of its critical section.
  */
+#include <stdatomic.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <sim/trace.h>
 
 /* BEGIN SOLUTION */
-static unsigned long gp_seq;
+static atomic_long gp_seq; /* concurrent callers each take a number */
 /* END SOLUTION */
 
 void rcu_read_lock(void)
@@ -64,7 +65,7 @@ void synchronize_rcu(void)
 	int self, cpu;
 
 	might_sleep();
-	gp = ++gp_seq;
+	gp = (unsigned long)atomic_fetch_add(&gp_seq, 1) + 1;
 	trace_rcu_gp(1, gp);
 	self = task_cpu(current);
 	for_each_online_cpu(cpu) {
