@@ -85,6 +85,9 @@ static void make_running_locked(struct task_struct *t)
 
 static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
 {
+	if (c->curr && c->curr != t)
+		sim_bug_locked(__FILE__, __LINE__, "simulated kernel: CPU %d given to %s "
+			       "while %s holds it", c->id, t->comm, c->curr->comm);
 	c->curr = t;
 	t->cpu = c->id;
 	if (!t->is_idle)
@@ -122,7 +125,6 @@ static void cpu_release_locked(struct task_struct *t)
 	sb_drain(c);
 	c->curr = NULL;
 	t->cpu = -1;
-	note_qs_locked(c, t);
 	atomic_fetch_add(&S.nr_switches, 1);
 	if (!list_empty(&c->runq)) {
 		struct task_struct *n =
@@ -132,12 +134,17 @@ static void cpu_release_locked(struct task_struct *t)
 		n->on_runq = false;
 		cpu_give_locked(c, n);
 		make_running_locked(n);
-		return;
+	} else {
+		if (!t->is_idle)
+			trace_emit(c->id, NULL, TR_IDLE, "idle", 0);
+		if (irq_deliverable_locked(c))
+			sched_wake_locked(c->idle);
 	}
-	if (!t->is_idle)
-		trace_emit(c->id, NULL, TR_IDLE, "idle", 0);
-	if (irq_deliverable_locked(c))
-		sched_wake_locked(c->idle);
+	/*
+	 * Last: the waiters this wakes must find the CPU already handed on,
+	 * or one of them would take it too (two tasks on one CPU).
+	 */
+	note_qs_locked(c, t);
 }
 
 /* Nothing can run on its own: let the test's controller back in, or time on. */
