@@ -78,14 +78,19 @@ function(workbook_add_lab labdir)
   target_link_libraries(${label}_tests PRIVATE simkernel)
   target_compile_definitions(${label}_tests PRIVATE WORKBOOK_LAB="${name}")
 
-  # Modules: shared objects built from student files (possibly another lab's).
+  # Modules: shared objects built from student files (possibly another lab's),
+  # or, with "dir": "tests", from the lab's own tests folder.
   string(JSON nmods ERROR_VARIABLE no_mods LENGTH "${json}" modules)
   if(NOT no_mods AND nmods GREATER 0)
     math(EXPR last "${nmods} - 1")
     foreach(i RANGE ${last})
       string(JSON mname GET "${json}" modules ${i} name)
       string(JSON mlab ERROR_VARIABLE no_mlab GET "${json}" modules ${i} lab)
-      if(no_mlab OR mlab STREQUAL name)
+      string(JSON mwhere ERROR_VARIABLE no_mwhere GET "${json}" modules ${i} dir)
+      if(NOT no_mwhere AND mwhere STREQUAL "tests")
+        # A module of the tests' own (never a student's): from the workbook.
+        set(mdir "${labdir}/tests")
+      elseif(no_mlab OR mlab STREQUAL name)
         set(mdir "${own_dir}")
       else()
         workbook_impl_dir(${mlab} FALSE mdir)

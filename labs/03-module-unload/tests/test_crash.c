@@ -1,7 +1,7 @@
 /*
  * crash/ and wrong_exit/: the bug the article is about, made real.
  *
- * naivemod (module/naivemod.c, the workbook's) queues callbacks whose
+ * naivemod (tests/naivemod.c, the workbook's) queues callbacks whose
  * function lives in the module, then is unloaded by an exit function that
  * gets it wrong in the way the test asks. Each test expects the crash: the
  * simulated kernel reports the call into the unloaded module by name or,
