@@ -14,10 +14,6 @@
 #include <linux/bug.h>
 #include "internal.h"
 
-void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
-		const char *name, long arg);
-void sim_failure_report(const char *why);
-
 static const char *state_name(const struct task_struct *t)
 {
 	switch (t->state) {

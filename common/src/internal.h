@@ -1,9 +1,25 @@
 /*
  * internal.h - the simulated kernel's private state.
  *
- * Rule kept here: every field below that another task may change is guarded
- * by S.lock, the one lock of the simulation; the fields marked "atomic" are
- * also read without it on fast paths. Nothing here is part of the API.
+ * Rule kept here: this is the one home of the kernel's private state and of
+ * every prototype that one file of common/src gives another; no .c file
+ * declares another file's function by hand. Every field of struct sim_state
+ * and of the tasks and CPUs that another task may change is guarded by S.lock,
+ * the scheduler's lock; the fields marked "atomic" are also read without it on
+ * fast paths. Nothing here is part of the API.
+ *
+ * The locks, and the order in which they nest (take the left one first):
+ *
+ *   mod_lock (module.c) -> S.lock (here) -> trace_lock (trace.c)
+ *   slab_lock (slab.c): a leaf, nothing is taken while it is held
+ *
+ * As the code stands: S.lock -> trace_lock is the common case (the scheduler
+ * and bug reports trace with S.lock held; a BUG report draws the SVG, which
+ * collects the rings under trace_lock). mod_lock -> S.lock happens only on one
+ * path, module_unmap()'s sim_bug() when a dlclose()d object stays mapped;
+ * otherwise module.c drops mod_lock before it calls anything that schedules or
+ * traces. Nothing takes mod_lock or S.lock while holding trace_lock, and
+ * nothing takes mod_lock while holding S.lock.
  */
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
@@ -93,7 +109,7 @@ struct sim_pointhold {
 #define MAX_POINTS 32
 
 struct sim_state {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;       /* S.lock: after mod_lock, before trace_lock */
 	struct sim_config cfg;
 	bool booted;
 	bool ever_booted;           /* a kernel ran in this process: reports name its seed */
@@ -133,21 +149,35 @@ void sched_block_keep_cpu_locked(struct task_struct *t, const char *what);
 struct task_struct *task_create_locked(const char *name, int home, bool idle,
 				       int (*fn)(void *), void *data);
 void sched_note_progress_locked(void);
+uint64_t sim_rand_locked(void);
+
+/* irq.c */
 void deliver_irqs(struct task_struct *t);
 bool irq_deliverable_locked(struct sim_cpu *c);
 void raise_irq_locked(int cpu, irq_handler_t fn, void *data, const char *name);
+
+/* storebuf.c: called with S.lock held */
 void sb_drain(struct sim_cpu *c);
-uint64_t sim_rand_locked(void);
+
+/* watchdog.c: called without S.lock, from sim_boot() and sim_halt() */
+void watchdog_start(void);
+void watchdog_stop(void);
 
 /* timer.c */
 void timers_fire_due_locked(void);
 bool timers_next_locked(unsigned long *expires);
 void timers_reset(void);
 
-/* trace.c */
+/* trace.c: trace_emit() takes trace_lock, so it may be called with S.lock held */
 void trace_reset(int nr_cpus);
 void trace_free(void);
-void trace_on_failure(const char *why);
+void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
+		const char *name, long arg);
+/* On any failure: print the seed and replay command, draw the SVG. Never takes S.lock. */
+void sim_failure_report(const char *why);
+/* Set by the test harness (test.c): how to replay the current run, and a file tag. */
+extern char sim_replay_cmd[1024];
+extern char sim_failure_tag[256];
 
 /* slab.c */
 void slab_reset(void);

@@ -13,9 +13,6 @@
 #include <linux/interrupt.h>
 #include "internal.h"
 
-void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
-		const char *name, long arg);
-
 bool irq_deliverable_locked(struct sim_cpu *c)
 {
 	return c->irq_len > 0 && !c->irq_held && !c->irqs_off && c->hardirq == 0;

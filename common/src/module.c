@@ -19,9 +19,6 @@
 #include <linux/sched.h>
 #include "internal.h"
 
-void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
-		const char *name, long arg);
-
 #define MAX_RANGES 8
 
 struct module {

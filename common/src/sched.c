@@ -25,9 +25,6 @@ _Thread_local struct task_struct *sim_current;
 int nr_cpu_ids;
 DECLARE_WAIT_QUEUE_HEAD(cpu_qs_wq);
 
-void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
-		const char *name, long arg);
-
 /* splitmix64: small, fast, and the same on every platform. */
 uint64_t sim_rand_locked(void)
 {
@@ -931,9 +928,6 @@ struct sim_config sim_default_config(void)
 	};
 	return cfg;
 }
-
-void watchdog_start(void);
-void watchdog_stop(void);
 
 void sim_boot(const struct sim_config *cfg)
 {

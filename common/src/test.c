@@ -26,10 +26,6 @@
 int __lsan_do_recoverable_leak_check(void);
 #endif
 
-extern char sim_replay_cmd[1024];
-extern char sim_failure_tag[256];
-void sim_failure_report(const char *why);
-
 static bool in_test, reached_end;
 static char test_id[256];
 
