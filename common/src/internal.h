@@ -150,6 +150,10 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 				       int (*fn)(void *), void *data);
 void sched_note_progress_locked(void);
 uint64_t sim_rand_locked(void);
+void cpu_release_locked(struct task_struct *t);
+void sched_wait_locked(struct task_struct *t);
+/* A scheduling point: called without S.lock (points.c passes through it). */
+void sched_point(const char *file, int line, bool relax);
 
 /* irq.c */
 void deliver_irqs(struct task_struct *t);
@@ -158,6 +162,7 @@ void raise_irq_locked(int cpu, irq_handler_t fn, void *data, const char *name);
 
 /* storebuf.c: called with S.lock held */
 void sb_drain(struct sim_cpu *c);
+void storebuf_reset(void);
 
 /* watchdog.c: called without S.lock, from sim_boot() and sim_halt() */
 void watchdog_start(void);
@@ -173,6 +178,27 @@ void trace_reset(int nr_cpus);
 void trace_free(void);
 void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
 		const char *name, long arg);
+/* One event as the rings keep it: names and a logical time, never addresses. */
+struct trace_ev {
+	unsigned long seq;
+	int cpu;
+	int type;
+	long arg;
+	char task[TASK_COMM_LEN];
+	char name[32];
+};
+/* What a trace writer works from: the kept events in order, and its open file. */
+struct trace_dump {
+	struct trace_ev *ev;
+	size_t n;
+	int nr_rings;               /* CPUs + 1: the last ring is the off-CPU lane */
+	FILE *f;
+};
+/* Collect the events and open path for writing: 0, or -errno with nothing held. */
+int trace_dump_open(struct trace_dump *d, const char *path);
+/* Free the events and close the file: 0, or -errno if the file did not close. */
+int trace_dump_close(struct trace_dump *d);
+const char *trace_type_name(int type);
 /* On any failure: print the seed and replay command, draw the SVG. Never takes S.lock. */
 void sim_failure_report(const char *why);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */

@@ -113,7 +113,7 @@ void sched_wake_locked(struct task_struct *t)
 }
 
 /* A context switch away from @t: a quiescent state for its CPU. */
-static void cpu_release_locked(struct task_struct *t)
+void cpu_release_locked(struct task_struct *t)
 {
 	if (t->cpu < 0)
 		return;
@@ -234,7 +234,7 @@ static void par_wait_locked(struct task_struct *self)
 	}
 }
 
-static void sched_wait_locked(struct task_struct *t)
+void sched_wait_locked(struct task_struct *t)
 {
 	if (S.det)
 		det_switch_locked(t);
@@ -354,7 +354,7 @@ static void livelock_locked(struct task_struct *t, const char *why)
 		       "livelock: %s (task %s, CPU %d)", why, t->comm, t->cpu);
 }
 
-static void sched_point(const char *file, int line, bool relax)
+void sched_point(const char *file, int line, bool relax)
 {
 	struct task_struct *t = sim_current;
 
@@ -704,198 +704,6 @@ void wake_up_process(struct task_struct *t)
 	SIM_UNLOCK();
 }
 
-/* ---- points ------------------------------------------------------------ */
-
-static struct sim_pointhold *point_find_locked(const char *name, bool create)
-{
-	for (int i = 0; i < MAX_POINTS; i++) {
-		struct sim_pointhold *p = &S.points[i];
-
-		if (p->name && !strcmp(p->name, name))
-			return p;
-		if (!p->name && create) {
-			p->name = name;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-void sim_point_at(const char *name, const char *file, int line)
-{
-	struct task_struct *t = sim_current;
-
-	if (!t || !S.booted)
-		return;
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, true);
-
-	if (p && p->held) {
-		if (p->permits > 0) {
-			p->permits--;
-		} else {
-			t->file = file;
-			t->line = line;
-			t->held_at = p->name;
-			p->waiting++;
-			trace_emit(t->cpu, t, TR_HOLD, p->name, 0);
-			sched_block_keep_cpu_locked(t, p->name);
-		}
-	}
-	if (p)
-		p->passes++;
-	SIM_UNLOCK();
-	sched_point(file, line, false);
-}
-
-void sim_hold_point(const char *name)
-{
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, true);
-
-	if (!p)
-		sim_bug_locked(__FILE__, __LINE__, "too many named points (max %d)", MAX_POINTS);
-	p->held = true;
-	p->permits = 0;
-	SIM_UNLOCK();
-}
-
-static void point_let_go_locked(struct sim_pointhold *p, int n)
-{
-	struct task_struct *t;
-
-	list_for_each_entry(t, &S.tasks, all_node) {
-		if (n == 0)
-			break;
-		if (t->held_at && !strcmp(t->held_at, p->name)) {
-			t->held_at = NULL;
-			p->waiting--;
-			sched_wake_locked(t);
-			n--;
-		}
-	}
-	if (n > 0)
-		p->permits += n;
-}
-
-void sim_release_point(const char *name)
-{
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, false);
-
-	if (p) {
-		p->held = false;
-		p->permits = 0;
-		point_let_go_locked(p, p->waiting);
-	}
-	SIM_UNLOCK();
-	sched_point(__FILE__, __LINE__, false);
-}
-
-void sim_step_point(const char *name, int n)
-{
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, true);
-
-	if (p)
-		point_let_go_locked(p, n);
-	SIM_UNLOCK();
-	sched_point(__FILE__, __LINE__, false);
-}
-
-int sim_tasks_at_point(const char *name)
-{
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, false);
-	int n = p ? p->waiting : 0;
-
-	SIM_UNLOCK();
-	return n;
-}
-
-long sim_point_passes(const char *name)
-{
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, false);
-	long n = p ? p->passes : 0;
-
-	SIM_UNLOCK();
-	return n;
-}
-
-void sim_run_until_idle(void)
-{
-	struct task_struct *t = sim_current;
-
-	if (!t)
-		return;
-	if (t->cpu >= 0)
-		might_sleep();
-	SIM_LOCK();
-	S.quiescer = t;
-	t->state = TS_BLOCKED;
-	t->blocked_on = "sim_run_until_idle()";
-	S.nr_running--;
-	cpu_release_locked(t);
-	sched_wait_locked(t);
-	S.quiescer = NULL;
-	SIM_UNLOCK();
-}
-
-/* ---- store buffer ------------------------------------------------------ */
-
-/*
- * The store buffer is touched under S.lock only; sb_pending lets every
- * barrier skip the lock when no test has buffered anything (the usual case).
- */
-static _Atomic int sb_pending;
-
-void sb_drain(struct sim_cpu *c)
-{
-	for (int i = 0; i < c->sb_len; i++)
-		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
-	atomic_fetch_sub(&sb_pending, c->sb_len);
-	c->sb_len = 0;
-}
-
-void sim_store_buffered(void *p, long v, size_t size)
-{
-	struct task_struct *t = sim_current;
-
-	if (size > sizeof(long))
-		sim_bug(__FILE__, __LINE__, "sim_store() of a %zu-byte object", size);
-	SIM_LOCK();
-	if (!t || t->cpu < 0 || !S.booted) {
-		memcpy(p, &v, size);
-		SIM_UNLOCK();
-		return;
-	}
-	struct sim_cpu *c = cpu_of(t->cpu);
-
-	if (c->sb_len == SB_MAX)
-		sb_drain(c);
-	c->sb[c->sb_len].p = p;
-	c->sb[c->sb_len].v = v;
-	c->sb[c->sb_len].size = size;
-	c->sb_len++;
-	atomic_fetch_add(&sb_pending, 1);
-	SIM_UNLOCK();
-}
-
-void sim_fence(int order)
-{
-	struct task_struct *t = sim_current;
-
-	(void)order;
-	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
-		SIM_LOCK();
-		if (t->cpu >= 0 && S.booted)
-			sb_drain(cpu_of(t->cpu));
-		SIM_UNLOCK();
-	}
-	atomic_thread_fence(memory_order_seq_cst);
-}
-
 /* ---- boot and halt ----------------------------------------------------- */
 
 static long env_long(const char *name, long def)
@@ -965,7 +773,7 @@ void sim_boot(const struct sim_config *cfg)
 		p->id = i;
 		INIT_LIST_HEAD(&p->runq);
 	}
-	atomic_store(&sb_pending, 0);
+	storebuf_reset();
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();
@@ -1049,112 +857,4 @@ const struct sim_config *sim_config(void)
 uint64_t sim_seed(void)
 {
 	return S.cfg.seed;
-}
-
-/* ---- the real-time watchdog ------------------------------------------- */
-
-static void *watchdog_main(void *arg)
-{
-	long last = -1;
-	int still_ms = 0;
-
-	(void)arg;
-	SIM_LOCK();
-	while (S.watchdog_run) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&S.watchdog_cv, &S.lock, &ts);
-		if (!S.watchdog_run)
-			break;
-		long now = S.det ? S.steps : atomic_load(&S.progress);
-
-		for (int cpu = 0; !S.det && cpu < nr_cpu_ids; cpu++)
-			now += atomic_load_explicit(&cpu_of(cpu)->progress, memory_order_relaxed);
-
-		if (now != last || S.quiescer) {
-			last = now;
-			still_ms = 0;
-			continue;
-		}
-		still_ms += 100;
-		if (still_ms >= S.cfg.livelock_ms) {
-			struct task_struct *t = S.det ? S.token : NULL;
-
-			sim_bug_locked(t && t->file ? t->file : "?", t ? t->line : 0,
-				       "livelock: no progress for %d ms: tasks only spin in "
-				       "cpu_relax() or never reach a scheduling point%s%s",
-				       still_ms, t ? "; running: " : "", t ? t->comm : "");
-		}
-	}
-	SIM_UNLOCK();
-	return NULL;
-}
-
-void watchdog_start(void)
-{
-	SIM_LOCK();
-	S.watchdog_run = true;
-	pthread_cond_init(&S.watchdog_cv, NULL);
-	SIM_UNLOCK();
-	pthread_create(&S.watchdog, NULL, watchdog_main, NULL);
-}
-
-void watchdog_stop(void)
-{
-	SIM_LOCK();
-	S.watchdog_run = false;
-	pthread_cond_signal(&S.watchdog_cv);
-	SIM_UNLOCK();
-	pthread_join(S.watchdog, NULL);
-	pthread_cond_destroy(&S.watchdog_cv);
-}
-
-/* ---- delays ------------------------------------------------------------ */
-
-struct sleeper {
-	struct timer_list timer;
-	struct task_struct *task;
-};
-
-static void sleeper_fire(struct timer_list *tl)
-{
-	struct sleeper *s = container_of(tl, struct sleeper, timer);
-
-	wake_up_process(s->task);
-}
-
-long schedule_timeout(long timeout)
-{
-	struct task_struct *t = sim_current;
-	struct sleeper s = { .task = t };
-	unsigned long expires;
-
-	might_sleep();
-	if (!t)
-		return 0;
-	expires = sim_jiffies() + (unsigned long)timeout;
-	timer_setup(&s.timer, sleeper_fire, 0);
-	mod_timer(&s.timer, expires);
-	SIM_LOCK();
-	if (S.now_jiffies < expires)
-		sched_block_locked(t, "schedule_timeout()", true);
-	SIM_UNLOCK();
-	del_timer_sync(&s.timer);
-	unsigned long now = sim_jiffies();
-
-	return now >= expires ? 0 : (long)(expires - now);
-}
-
-void msleep(unsigned int ms)
-{
-	unsigned long until = sim_jiffies() + ms;
-
-	while (sim_jiffies() < until)
-		schedule_timeout((long)(until - sim_jiffies()));
 }

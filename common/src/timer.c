@@ -9,6 +9,8 @@
 #include <linux/timer.h>
 #include <linux/sched.h>
 #include <linux/module.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include "internal.h"
 
 unsigned long sim_jiffies(void)
@@ -197,4 +199,48 @@ void sim_advance_jiffies(unsigned long n)
 void sim_tick(void)
 {
 	sim_advance_jiffies(1);
+}
+
+/* ---- delays: schedule_timeout() and msleep() sleep on a timer ----------- */
+
+struct sleeper {
+	struct timer_list timer;
+	struct task_struct *task;
+};
+
+static void sleeper_fire(struct timer_list *tl)
+{
+	struct sleeper *s = container_of(tl, struct sleeper, timer);
+
+	wake_up_process(s->task);
+}
+
+long schedule_timeout(long timeout)
+{
+	struct task_struct *t = sim_current;
+	struct sleeper s = { .task = t };
+	unsigned long expires;
+
+	might_sleep();
+	if (!t)
+		return 0;
+	expires = sim_jiffies() + (unsigned long)timeout;
+	timer_setup(&s.timer, sleeper_fire, 0);
+	mod_timer(&s.timer, expires);
+	SIM_LOCK();
+	if (S.now_jiffies < expires)
+		sched_block_locked(t, "schedule_timeout()", true);
+	SIM_UNLOCK();
+	del_timer_sync(&s.timer);
+	unsigned long now = sim_jiffies();
+
+	return now >= expires ? 0 : (long)(expires - now);
+}
+
+void msleep(unsigned int ms)
+{
+	unsigned long until = sim_jiffies() + ms;
+
+	while (sim_jiffies() < until)
+		schedule_timeout((long)(until - sim_jiffies()));
 }

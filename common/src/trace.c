@@ -1,5 +1,6 @@
 /*
- * trace.c - the event trace, and its JSON and SVG timelines.
+ * trace.c - the event trace, its text and JSON forms, and the failure report
+ * (the SVG timeline is drawn by trace_svg.c).
  *
  * Rule kept here: an event is stamped with a logical sequence number taken
  * under the trace lock, and carries names, never addresses or clock times,
@@ -15,15 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
-
-struct trace_ev {
-	unsigned long seq;
-	int cpu;
-	int type;
-	long arg;
-	char task[TASK_COMM_LEN];
-	char name[32];
-};
 
 struct ring {
 	struct trace_ev *ev;
@@ -131,11 +123,18 @@ long trace_count(enum trace_type type)
 	return n;
 }
 
+const char *trace_type_name(int type)
+{
+	return type_names[type];
+}
+
 /* All kept events, merged by sequence number. Caller frees. */
-static struct trace_ev *trace_collect(size_t *n)
+static struct trace_ev *trace_collect(size_t *n, int *rings_seen)
 {
 	pthread_mutex_lock(&trace_lock);
 	size_t total = 0;
+
+	*rings_seen = nr_rings;
 
 	for (int i = 0; i < nr_rings; i++)
 		total += rings[i].len < TRACE_RING_SIZE ? rings[i].len : TRACE_RING_SIZE;
@@ -164,10 +163,31 @@ static struct trace_ev *trace_collect(size_t *n)
 	return all;
 }
 
+int trace_dump_open(struct trace_dump *d, const char *path)
+{
+	d->ev = trace_collect(&d->n, &d->nr_rings);
+	d->f = fopen(path, "w");
+	if (d->ev && d->f)
+		return 0;
+	int err = d->f ? -ENOMEM : -errno;
+
+	free(d->ev);
+	if (d->f)
+		fclose(d->f);
+	return err;
+}
+
+int trace_dump_close(struct trace_dump *d)
+{
+	free(d->ev);
+	return fclose(d->f) ? -errno : 0;
+}
+
 int trace_write_text(FILE *f)
 {
+	int nr_rings_seen;
 	size_t n;
-	struct trace_ev *ev = trace_collect(&n);
+	struct trace_ev *ev = trace_collect(&n, &nr_rings_seen);
 
 	if (!ev)
 		return -ENOMEM;
@@ -194,25 +214,22 @@ static void json_str(FILE *f, const char *s)
 
 int trace_write_json(const char *path)
 {
-	size_t n;
-	struct trace_ev *ev = trace_collect(&n);
-	FILE *f = fopen(path, "w");
+	struct trace_dump d;
+	int err = trace_dump_open(&d, path);
 
-	if (!ev || !f) {
-		free(ev);
-		if (f)
-			fclose(f);
-		return -errno;
-	}
+	if (err)
+		return err;
+	FILE *f = d.f;
+
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
 		"\"args\":{\"name\":\"simulated kernel (logical time)\"}}");
-	for (int c = -1; c < nr_rings - 1; c++)
+	for (int c = -1; c < d.nr_rings - 1; c++)
 		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
 			"\"args\":{\"name\":\"%s%d\"}}", c + 1, c < 0 ? "off-CPU " : "CPU ",
 			c < 0 ? 0 : c);
-	for (size_t i = 0; i < n; i++) {
-		const struct trace_ev *e = &ev[i];
+	for (size_t i = 0; i < d.n; i++) {
+		const struct trace_ev *e = &d.ev[i];
 		const char *ph = "i";
 
 		switch (e->type) {
@@ -237,176 +254,7 @@ int trace_write_json(const char *path)
 		fprintf(f, ",\"arg\":%ld}}", e->arg);
 	}
 	fprintf(f, "\n]}\n");
-	free(ev);
-	return fclose(f) ? -errno : 0;
-}
-
-static void svg_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-#define SVG_LANE 56
-#define SVG_LEFT 110
-#define SVG_WIDTH 1200
-
-int trace_write_svg(const char *path, const char *title)
-{
-	size_t n;
-	struct trace_ev *ev = trace_collect(&n);
-	FILE *f = fopen(path, "w");
-
-	if (!ev || !f) {
-		free(ev);
-		if (f)
-			fclose(f);
-		return -errno;
-	}
-	int cpus = nr_rings - 1, lanes = cpus + 2; /* CPUs, off-CPU, grace periods */
-	unsigned long t0 = n ? ev[0].seq : 0, t1 = n ? ev[n - 1].seq + 1 : 1;
-	double scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(t1 - t0);
-	int height = 60 + lanes * SVG_LANE + 40;
-
-#define X(seq) (SVG_LEFT + ((double)((seq) - t0)) * scale)
-#define Y(lane) (50 + (lane) * SVG_LANE)
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"font-family=\"sans-serif\" font-size=\"11\">\n", SVG_WIDTH, height);
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
-	svg_text(f, title ? title : "simulated kernel trace");
-	fprintf(f, "</text>\n<text x=\"10\" y=\"36\" fill=\"#555\">logical time &#8594; "
-		"(events %lu..%lu); boxes: task on CPU; red: IRQ; green: RCU reader; "
-		"blue: grace period; &#9650; callback queued; &#9679; callback invoked</text>\n",
-		t0, t1 - 1);
-	for (int l = 0; l < lanes; l++) {
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
-			SVG_LEFT, Y(l) + SVG_LANE - 4, SVG_WIDTH - 10, Y(l) + SVG_LANE - 4);
-		if (l < cpus)
-			fprintf(f, "<text x=\"10\" y=\"%d\">CPU %d</text>\n", Y(l) + 24, l);
-		else
-			fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n", Y(l) + 24,
-				l == cpus ? "off-CPU" : "grace periods");
-	}
-	/* open spans, per lane */
-	unsigned long *task_from = calloc((size_t)nr_rings, sizeof(long));
-	unsigned long *irq_from = calloc((size_t)nr_rings, sizeof(long));
-	unsigned long *rd_from = calloc((size_t)nr_rings, sizeof(long));
-	char (*task_name)[TASK_COMM_LEN] = calloc((size_t)nr_rings, TASK_COMM_LEN);
-	unsigned long gp_from = 0;
-	long gp_open = -1;
-
-	for (size_t i = 0; task_from && irq_from && rd_from && task_name && i <= n; i++) {
-		const struct trace_ev *e = i < n ? &ev[i] : NULL;
-		int lane = e ? (e->cpu < 0 ? cpus : e->cpu) : 0;
-		double x = e ? X(e->seq) : X(t1);
-
-		/* close the task box of this lane (or of all lanes at the end) */
-		for (int l = 0; l < nr_rings; l++) {
-			bool close = e ? (l == lane && (e->type == TR_SWITCH || e->type == TR_IDLE))
-				       : true;
-
-			if (!close || !task_name[l][0])
-				continue;
-			double x0 = X(task_from[l]), w = (e ? x : X(t1)) - x0;
-
-			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" "
-				"fill=\"#e8eef8\" stroke=\"#6a8cc7\"><title>", x0, Y(l) + 6, w > 1 ? w : 1);
-			svg_text(f, task_name[l]);
-			fprintf(f, "</title></rect>\n");
-			if (w > 40) {
-				fprintf(f, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, Y(l) + 19);
-				svg_text(f, task_name[l]);
-				fprintf(f, "</text>\n");
-			}
-			task_name[l][0] = 0;
-		}
-		if (!e)
-			break;
-		int y = Y(lane);
-
-		switch (e->type) {
-		case TR_SWITCH:
-			task_from[lane] = e->seq;
-			snprintf(task_name[lane], TASK_COMM_LEN, "%.15s", e->name);
-			break;
-		case TR_IRQ_ENTER:
-			irq_from[lane] = e->seq;
-			break;
-		case TR_IRQ_EXIT:
-			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"8\" fill=\"#d33\">"
-				"<title>IRQ ", X(irq_from[lane]), y + 26, x - X(irq_from[lane]) + 1);
-			svg_text(f, e->name);
-			fprintf(f, "</title></rect>\n");
-			break;
-		case TR_READ_LOCK:
-			rd_from[lane] = e->seq;
-			break;
-		case TR_READ_UNLOCK:
-			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"6\" fill=\"#2a2\">"
-				"<title>RCU read-side critical section (%s)</title></rect>\n",
-				X(rd_from[lane]), y + 36, x - X(rd_from[lane]) + 1, e->task);
-			break;
-		case TR_GP_START:
-			gp_from = e->seq;
-			gp_open = e->arg;
-			break;
-		case TR_GP_END:
-			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" "
-				"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n"
-				"<text x=\"%.1f\" y=\"%d\" fill=\"white\">GP %ld</text>\n",
-				X(gp_from), Y(cpus + 1) + 8, x - X(gp_from) + 1, e->arg,
-				X(gp_from) + 2, Y(cpus + 1) + 20, e->arg);
-			gp_open = -1;
-			break;
-		case TR_CB_QUEUE:
-			fprintf(f, "<path d=\"M%.1f %d l-4 7 h8 z\" fill=\"#a60\"><title>", x, y + 44);
-			svg_text(f, e->name);
-			fprintf(f, " queued by %s</title></path>\n", e->task);
-			break;
-		case TR_CB_INVOKE:
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"#a60\"><title>"
-				"invoked ", x, y + 48);
-			svg_text(f, e->name);
-			fprintf(f, "</title></circle>\n");
-			break;
-		case TR_BUG: case TR_WARN: case TR_MARK: case TR_MODULE_LOAD:
-		case TR_MODULE_UNLOAD: case TR_HOLD: {
-			const char *col = e->type == TR_BUG ? "#c00" : e->type == TR_WARN ? "#e80"
-					: e->type == TR_HOLD ? "#888" : "#333";
-
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
-				"stroke-dasharray=\"3,2\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"%s\">",
-				x, y + 2, x, y + SVG_LANE - 6, col, x + 2, y + 4, col);
-			svg_text(f, type_names[e->type]);
-			fputs(": ", f);
-			svg_text(f, e->name);
-			fprintf(f, "</text>\n");
-			break;
-		}
-		default:
-			break;
-		}
-	}
-	if (gp_open >= 0)
-		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"#5b8def\" "
-			"opacity=\"0.4\"><title>grace period %ld (not ended)</title></rect>\n",
-			X(gp_from), Y(cpus + 1) + 8, X(t1) - X(gp_from), gp_open);
-	fprintf(f, "</svg>\n");
-	free(task_from);
-	free(irq_from);
-	free(rd_from);
-	free(task_name);
-	free(ev);
-	return fclose(f) ? -errno : 0;
-#undef X
-#undef Y
+	return trace_dump_close(&d);
 }
 
 /* On any failure: how to see it again. Never takes S.lock. */

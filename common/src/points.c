@@ -1,0 +1,148 @@
+/*
+ * points.c - named points: where a test holds, steps or counts tasks, and
+ * sim_run_until_idle(), the test's way to let every other task run out.
+ *
+ * Rule kept here: a named point is a scheduling point with a name and nothing
+ * else; holding one only stops tasks that reach it, never changes what they
+ * do once let go, and every hold, release and pass happens under S.lock, so
+ * a forced schedule replays exactly from its seed.
+ */
+#include <string.h>
+#include <linux/sched.h>
+#include "internal.h"
+
+static struct sim_pointhold *point_find_locked(const char *name, bool create)
+{
+	for (int i = 0; i < MAX_POINTS; i++) {
+		struct sim_pointhold *p = &S.points[i];
+
+		if (p->name && !strcmp(p->name, name))
+			return p;
+		if (!p->name && create) {
+			p->name = name;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+void sim_point_at(const char *name, const char *file, int line)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !S.booted)
+		return;
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (p && p->held) {
+		if (p->permits > 0) {
+			p->permits--;
+		} else {
+			t->file = file;
+			t->line = line;
+			t->held_at = p->name;
+			p->waiting++;
+			trace_emit(t->cpu, t, TR_HOLD, p->name, 0);
+			sched_block_keep_cpu_locked(t, p->name);
+		}
+	}
+	if (p)
+		p->passes++;
+	SIM_UNLOCK();
+	sched_point(file, line, false);
+}
+
+void sim_hold_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (!p)
+		sim_bug_locked(__FILE__, __LINE__, "too many named points (max %d)", MAX_POINTS);
+	p->held = true;
+	p->permits = 0;
+	SIM_UNLOCK();
+}
+
+static void point_let_go_locked(struct sim_pointhold *p, int n)
+{
+	struct task_struct *t;
+
+	list_for_each_entry(t, &S.tasks, all_node) {
+		if (n == 0)
+			break;
+		if (t->held_at && !strcmp(t->held_at, p->name)) {
+			t->held_at = NULL;
+			p->waiting--;
+			sched_wake_locked(t);
+			n--;
+		}
+	}
+	if (n > 0)
+		p->permits += n;
+}
+
+void sim_release_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+
+	if (p) {
+		p->held = false;
+		p->permits = 0;
+		point_let_go_locked(p, p->waiting);
+	}
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+void sim_step_point(const char *name, int n)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, true);
+
+	if (p)
+		point_let_go_locked(p, n);
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
+}
+
+int sim_tasks_at_point(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+	int n = p ? p->waiting : 0;
+
+	SIM_UNLOCK();
+	return n;
+}
+
+long sim_point_passes(const char *name)
+{
+	SIM_LOCK();
+	struct sim_pointhold *p = point_find_locked(name, false);
+	long n = p ? p->passes : 0;
+
+	SIM_UNLOCK();
+	return n;
+}
+
+void sim_run_until_idle(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t)
+		return;
+	if (t->cpu >= 0)
+		might_sleep();
+	SIM_LOCK();
+	S.quiescer = t;
+	t->state = TS_BLOCKED;
+	t->blocked_on = "sim_run_until_idle()";
+	S.nr_running--;
+	cpu_release_locked(t);
+	sched_wait_locked(t);
+	S.quiescer = NULL;
+	SIM_UNLOCK();
+}

@@ -1,0 +1,67 @@
+/*
+ * storebuf.c - the simulated store buffer behind sim_store() and sim_fence().
+ *
+ * Rule kept here: a buffered store becomes visible to other CPUs only when its
+ * CPU drains the buffer (a full fence, a full buffer, or the CPU handing
+ * itself on), in the order it was made; plain stores never go through here.
+ */
+#include <string.h>
+#include <linux/compiler.h>
+#include "internal.h"
+
+/*
+ * The store buffer is touched under S.lock only; sb_pending lets every
+ * barrier skip the lock when no test has buffered anything (the usual case).
+ */
+static _Atomic int sb_pending;
+
+void storebuf_reset(void)
+{
+	atomic_store(&sb_pending, 0);
+}
+
+void sb_drain(struct sim_cpu *c)
+{
+	for (int i = 0; i < c->sb_len; i++)
+		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
+	atomic_fetch_sub(&sb_pending, c->sb_len);
+	c->sb_len = 0;
+}
+
+void sim_store_buffered(void *p, long v, size_t size)
+{
+	struct task_struct *t = sim_current;
+
+	if (size > sizeof(long))
+		sim_bug(__FILE__, __LINE__, "sim_store() of a %zu-byte object", size);
+	SIM_LOCK();
+	if (!t || t->cpu < 0 || !S.booted) {
+		memcpy(p, &v, size);
+		SIM_UNLOCK();
+		return;
+	}
+	struct sim_cpu *c = cpu_of(t->cpu);
+
+	if (c->sb_len == SB_MAX)
+		sb_drain(c);
+	c->sb[c->sb_len].p = p;
+	c->sb[c->sb_len].v = v;
+	c->sb[c->sb_len].size = size;
+	c->sb_len++;
+	atomic_fetch_add(&sb_pending, 1);
+	SIM_UNLOCK();
+}
+
+void sim_fence(int order)
+{
+	struct task_struct *t = sim_current;
+
+	(void)order;
+	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
+		SIM_LOCK();
+		if (t->cpu >= 0 && S.booted)
+			sb_drain(cpu_of(t->cpu));
+		SIM_UNLOCK();
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+}

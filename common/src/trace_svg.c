@@ -1,0 +1,242 @@
+/*
+ * trace_svg.c - the trace drawn as a self-contained SVG timeline.
+ *
+ * Rule kept here: the drawing reads the collected events and nothing else
+ * (no clock, no address), one lane per CPU, one for off-CPU tasks and one for
+ * grace periods; the same events always draw the same bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "internal.h"
+
+#define SVG_LANE 56
+#define SVG_LEFT 110
+#define SVG_WIDTH 1200
+
+/* The drawing's state: the time axis, and the spans still open per lane. */
+struct svg {
+	FILE *f;
+	int cpus;                   /* lanes 0..cpus-1; cpus: off-CPU; cpus+1: grace periods */
+	int nr_rings;
+	unsigned long t0, t1;
+	double scale;
+	unsigned long *task_from, *irq_from, *rd_from;
+	char (*task_name)[TASK_COMM_LEN];
+	unsigned long gp_from;
+	long gp_open;
+};
+
+static double svg_x(const struct svg *s, unsigned long seq)
+{
+	return SVG_LEFT + ((double)(seq - s->t0)) * s->scale;
+}
+
+static int svg_y(int lane)
+{
+	return 50 + lane * SVG_LANE;
+}
+
+static void svg_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static void svg_header(const struct svg *s, const char *title)
+{
+	FILE *f = s->f;
+	int lanes = s->cpus + 2;
+
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"font-family=\"sans-serif\" font-size=\"11\">\n", SVG_WIDTH,
+		60 + lanes * SVG_LANE + 40);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
+	svg_text(f, title ? title : "simulated kernel trace");
+	fprintf(f, "</text>\n<text x=\"10\" y=\"36\" fill=\"#555\">logical time &#8594; "
+		"(events %lu..%lu); boxes: task on CPU; red: IRQ; green: RCU reader; "
+		"blue: grace period; &#9650; callback queued; &#9679; callback invoked</text>\n",
+		s->t0, s->t1 - 1);
+	for (int l = 0; l < lanes; l++) {
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
+			SVG_LEFT, svg_y(l) + SVG_LANE - 4, SVG_WIDTH - 10, svg_y(l) + SVG_LANE - 4);
+		if (l < s->cpus)
+			fprintf(f, "<text x=\"10\" y=\"%d\">CPU %d</text>\n", svg_y(l) + 24, l);
+		else
+			fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n", svg_y(l) + 24,
+				l == s->cpus ? "off-CPU" : "grace periods");
+	}
+}
+
+/* The box of the task that held lane l, from its switch-in to x_end. */
+static void svg_task_box(struct svg *s, int l, double x_end)
+{
+	FILE *f = s->f;
+	double x0 = svg_x(s, s->task_from[l]), w = x_end - x0;
+
+	fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" "
+		"fill=\"#e8eef8\" stroke=\"#6a8cc7\"><title>", x0, svg_y(l) + 6, w > 1 ? w : 1);
+	svg_text(f, s->task_name[l]);
+	fprintf(f, "</title></rect>\n");
+	if (w > 40) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, svg_y(l) + 19);
+		svg_text(f, s->task_name[l]);
+		fprintf(f, "</text>\n");
+	}
+	s->task_name[l][0] = 0;
+}
+
+/* A switch or idle event ends its lane's box; the end of the trace (e NULL) ends all. */
+static void svg_close_boxes(struct svg *s, const struct trace_ev *e, int lane)
+{
+	for (int l = 0; l < s->nr_rings; l++) {
+		bool close = e ? (l == lane && (e->type == TR_SWITCH || e->type == TR_IDLE))
+			       : true;
+
+		if (close && s->task_name[l][0])
+			svg_task_box(s, l, e ? svg_x(s, e->seq) : svg_x(s, s->t1));
+	}
+}
+
+static void svg_gp_end(struct svg *s, const struct trace_ev *e, double x)
+{
+	int y = svg_y(s->cpus + 1);
+
+	fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" "
+		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n"
+		"<text x=\"%.1f\" y=\"%d\" fill=\"white\">GP %ld</text>\n",
+		svg_x(s, s->gp_from), y + 8, x - svg_x(s, s->gp_from) + 1, e->arg,
+		svg_x(s, s->gp_from) + 2, y + 20, e->arg);
+	s->gp_open = -1;
+}
+
+/* A dashed line and a label: BUG, WARN, mark, module load/unload, hold. */
+static void svg_marker(FILE *f, const struct trace_ev *e, double x, int y)
+{
+	const char *col = e->type == TR_BUG ? "#c00" : e->type == TR_WARN ? "#e80"
+			: e->type == TR_HOLD ? "#888" : "#333";
+
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+		"stroke-dasharray=\"3,2\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"%s\">",
+		x, y + 2, x, y + SVG_LANE - 6, col, x + 2, y + 4, col);
+	svg_text(f, trace_type_name(e->type));
+	fputs(": ", f);
+	svg_text(f, e->name);
+	fprintf(f, "</text>\n");
+}
+
+/* The spans that end at e (IRQ, reader) and the marks drawn at its time. */
+static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, double x)
+{
+	FILE *f = s->f;
+	int y = svg_y(lane);
+
+	switch (e->type) {
+	case TR_IRQ_EXIT:
+		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"8\" fill=\"#d33\">"
+			"<title>IRQ ", svg_x(s, s->irq_from[lane]), y + 26,
+			x - svg_x(s, s->irq_from[lane]) + 1);
+		svg_text(f, e->name);
+		fprintf(f, "</title></rect>\n");
+		break;
+	case TR_READ_UNLOCK:
+		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"6\" fill=\"#2a2\">"
+			"<title>RCU read-side critical section (%s)</title></rect>\n",
+			svg_x(s, s->rd_from[lane]), y + 36, x - svg_x(s, s->rd_from[lane]) + 1, e->task);
+		break;
+	case TR_CB_QUEUE:
+		fprintf(f, "<path d=\"M%.1f %d l-4 7 h8 z\" fill=\"#a60\"><title>", x, y + 44);
+		svg_text(f, e->name);
+		fprintf(f, " queued by %s</title></path>\n", e->task);
+		break;
+	case TR_CB_INVOKE:
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"#a60\"><title>"
+			"invoked ", x, y + 48);
+		svg_text(f, e->name);
+		fprintf(f, "</title></circle>\n");
+		break;
+	case TR_BUG: case TR_WARN: case TR_MARK: case TR_MODULE_LOAD:
+	case TR_MODULE_UNLOAD: case TR_HOLD:
+		svg_marker(f, e, x, y);
+		break;
+	default:
+		break;
+	}
+}
+
+/* One event: open the span it starts, or draw what it ends or marks. */
+static void svg_event(struct svg *s, const struct trace_ev *e)
+{
+	int lane = e->cpu < 0 ? s->cpus : e->cpu;
+
+	svg_close_boxes(s, e, lane);
+	switch (e->type) {
+	case TR_SWITCH:
+		s->task_from[lane] = e->seq;
+		snprintf(s->task_name[lane], TASK_COMM_LEN, "%.15s", e->name);
+		break;
+	case TR_IRQ_ENTER:
+		s->irq_from[lane] = e->seq;
+		break;
+	case TR_READ_LOCK:
+		s->rd_from[lane] = e->seq;
+		break;
+	case TR_GP_START:
+		s->gp_from = e->seq;
+		s->gp_open = e->arg;
+		break;
+	case TR_GP_END:
+		svg_gp_end(s, e, svg_x(s, e->seq));
+		break;
+	default:
+		svg_span_or_mark(s, e, lane, svg_x(s, e->seq));
+		break;
+	}
+}
+
+static void svg_footer(const struct svg *s)
+{
+	if (s->gp_open >= 0)
+		fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"#5b8def\" "
+			"opacity=\"0.4\"><title>grace period %ld (not ended)</title></rect>\n",
+			svg_x(s, s->gp_from), svg_y(s->cpus + 1) + 8,
+			svg_x(s, s->t1) - svg_x(s, s->gp_from), s->gp_open);
+	fprintf(s->f, "</svg>\n");
+}
+
+int trace_write_svg(const char *path, const char *title)
+{
+	struct trace_dump d;
+	int err = trace_dump_open(&d, path);
+
+	if (err)
+		return err;
+	size_t nr = (size_t)d.nr_rings;
+	struct svg s = {
+		.f = d.f, .cpus = d.nr_rings - 1, .nr_rings = d.nr_rings,
+		.t0 = d.n ? d.ev[0].seq : 0, .t1 = d.n ? d.ev[d.n - 1].seq + 1 : 1,
+		.task_from = calloc(nr, sizeof(long)), .irq_from = calloc(nr, sizeof(long)),
+		.rd_from = calloc(nr, sizeof(long)), .task_name = calloc(nr, TASK_COMM_LEN),
+		.gp_open = -1,
+	};
+
+	s.scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(s.t1 - s.t0);
+	svg_header(&s, title);
+	if (s.task_from && s.irq_from && s.rd_from && s.task_name) {
+		for (size_t i = 0; i < d.n; i++)
+			svg_event(&s, &d.ev[i]);
+		svg_close_boxes(&s, NULL, 0);
+	}
+	svg_footer(&s);
+	free(s.task_from);
+	free(s.irq_from);
+	free(s.rd_from);
+	free(s.task_name);
+	return trace_dump_close(&d);
+}
