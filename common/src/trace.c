@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "json_str.h"
 
 struct ring {
 	struct trace_ev *ev;
@@ -196,20 +197,6 @@ int trace_write_text(FILE *f)
 			ev[i].task, type_names[ev[i].type], ev[i].name, ev[i].arg);
 	free(ev);
 	return 0;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
 }
 
 int trace_write_json(const char *path)

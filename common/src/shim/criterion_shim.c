@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sim/criterion_shim.h>
+#include "../json_str.h"
 
 /* Under TSan, let a real SIGSEGV end the test (tests may expect one), and
  * stop at the first report. TSAN_OPTIONS still overrides these. */
@@ -195,20 +196,6 @@ static int cmp_tests(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* A report in the layout of Criterion's --json output. */
 static void write_json(const char *path, struct result *res, size_t n)
 {
@@ -252,34 +239,38 @@ static void usage(const char *argv0)
 		"[--color=WHEN] [--verbose]\n", argv0);
 }
 
-int main(int argc, char **argv)
-{
-	const char *filter = NULL, *json = NULL;
-	bool list = false;
-	int jobs = 1;
-	double max_timeout = 0;
+struct opts {
+	const char *filter, *json;
+	bool list;
+	int jobs;
+	double max_timeout;
+};
 
+/* @return -1 to go on, or the exit status main() returns at once. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .jobs = 1 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strncmp(a, "--filter=", 9))
-			filter = a + 9;
+			o->filter = a + 9;
 		else if (!strcmp(a, "--filter") && i + 1 < argc)
-			filter = argv[++i];
+			o->filter = argv[++i];
 		else if (!strcmp(a, "--list") || !strcmp(a, "-l"))
-			list = true;
+			o->list = true;
 		else if (!strncmp(a, "-j", 2) && a[2])
-			jobs = atoi(a + 2);
+			o->jobs = atoi(a + 2);
 		else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc)
-			jobs = atoi(argv[++i]);
+			o->jobs = atoi(argv[++i]);
 		else if (!strncmp(a, "--jobs=", 7))
-			jobs = atoi(a + 7);
+			o->jobs = atoi(a + 7);
 		else if (!strncmp(a, "--timeout=", 10))
-			max_timeout = atof(a + 10);
+			o->max_timeout = atof(a + 10);
 		else if (!strcmp(a, "--timeout") && i + 1 < argc)
-			max_timeout = atof(argv[++i]);
+			o->max_timeout = atof(argv[++i]);
 		else if (!strncmp(a, "--json=", 7))
-			json = a + 7;
+			o->json = a + 7;
 		else if (!strncmp(a, "--color", 7) || !strcmp(a, "--verbose") ||
 			 !strncmp(a, "--verbose=", 10) || !strcmp(a, "--ascii"))
 			;
@@ -292,134 +283,191 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (jobs < 1)
-		jobs = 1;
+	if (o->jobs < 1)
+		o->jobs = 1;
+	return -1;
+}
 
+/* A test takes its suite's timeout and disabled flag. */
+static void inherit_suite(struct criterion_shim_test *t)
+{
+	for (struct criterion_shim_suite *s = suites; s; s = s->next) {
+		if (strcmp(s->name, t->suite))
+			continue;
+		if (!t->timeout)
+			t->timeout = s->timeout;
+		if (s->disabled)
+			t->disabled = true;
+	}
+}
+
+/* The registered tests that match the filter, sorted by suite and name. */
+static struct criterion_shim_test **select_tests(const char *filter, size_t *n)
+{
 	struct criterion_shim_test **all = calloc(ntests + 1, sizeof(*all));
-	size_t n = 0;
 
+	*n = 0;
 	for (struct criterion_shim_test *t = tests; t; t = t->next) {
-		for (struct criterion_shim_suite *s = suites; s; s = s->next) {
-			if (strcmp(s->name, t->suite))
-				continue;
-			if (!t->timeout)
-				t->timeout = s->timeout;
-			if (s->disabled)
-				t->disabled = true;
-		}
 		char id[512];
 
+		inherit_suite(t);
 		snprintf(id, sizeof(id), "%s/%s", t->suite, t->name);
 		if (filter && fnmatch(filter, id, 0))
 			continue;
-		all[n++] = t;
+		all[(*n)++] = t;
 	}
-	qsort(all, n, sizeof(*all), cmp_tests);
-	if (list) {
-		for (size_t i = 0; i < n; i++)
-			printf("%s/%s\n", all[i]->suite, all[i]->name);
-		return 0;
-	}
+	qsort(all, *n, sizeof(*all), cmp_tests);
+	return all;
+}
 
-	struct result *res = calloc(n + 1, sizeof(*res));
-	struct slot *slots = calloc((size_t)jobs, sizeof(*slots));
-	size_t next = 0, done = 0, nres = 0, skipped = 0;
-	size_t passing = 0, failing = 0, crashing = 0;
-	int running = 0;
+/* The run: its children in slots, and the verdicts so far. */
+struct run {
+	const struct opts *o;
+	struct slot *slots;
+	struct result *res;
+	size_t nres, done, passing, failing, crashing;
+	int running;
+};
+
+/* Fork a child for t and give it a free slot. @return 0, or 2 if it cannot. */
+static int start_test(struct run *r, struct criterion_shim_test *t)
+{
+	int p[2];
+
+	if (pipe(p)) {
+		perror("pipe");
+		return 2;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("fork");
+		return 2;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		run_child(t, p[1]);
+	}
+	close(p[1]);
+	for (int s = 0; s < r->o->jobs; s++) {
+		if (r->slots[s].t)
+			continue;
+		double limit = t->timeout > 0 ? t->timeout : 300;
+
+		if (r->o->max_timeout > 0 && r->o->max_timeout < limit)
+			limit = r->o->max_timeout;
+		r->slots[s] = (struct slot){ .t = t, .pid = pid, .fd = p[0],
+					     .start = now(), .limit = limit };
+		break;
+	}
+	r->running++;
+	return 0;
+}
+
+/* No child ended: kill those past their limit, and wait a little. */
+static void kill_overdue(struct run *r)
+{
+	double tnow = now();
+
+	for (int s = 0; s < r->o->jobs; s++) {
+		struct slot *sl = &r->slots[s];
+
+		if (sl->t && !sl->timed_out && tnow - sl->start > sl->limit) {
+			sl->timed_out = true;
+			kill(sl->pid, SIGKILL);
+		}
+	}
+	usleep(5000);
+}
+
+/* The child pid ended with status: judge it, print the verdict, free its slot. */
+static void reap(struct run *r, pid_t pid, int status)
+{
+	for (int s = 0; s < r->o->jobs; s++) {
+		if (!r->slots[s].t || r->slots[s].pid != pid)
+			continue;
+		struct result *res = &r->res[r->nres++];
+
+		res->t = r->slots[s].t;
+		res->secs = now() - r->slots[s].start;
+		res->v = judge(&r->slots[s], status, res->why, sizeof(res->why));
+		if (res->v == V_PASS) {
+			r->passing++;
+			fprintf(stderr, "[PASS] %s::%s: (%.2fs)\n", res->t->suite, res->t->name,
+				res->secs);
+		} else {
+			r->failing++;
+			r->crashing += res->v == V_CRASH;
+			fprintf(stderr, "[FAIL] %s::%s: %s (%.2fs)\n", res->t->suite,
+				res->t->name, res->why[0] ? res->why : "", res->secs);
+		}
+		r->slots[s].t = NULL;
+		r->running--;
+		r->done++;
+	}
+}
+
+/* Run the n tests, o->jobs at a time. @return 0, or 2 if a child could not start. */
+static int run_tests(struct run *r, struct criterion_shim_test **all, size_t n)
+{
+	size_t next = 0;
 
 	signal(SIGPIPE, SIG_IGN);
-	while (done < n) {
-		while (running < jobs && next < n) {
+	while (r->done < n) {
+		while (r->running < r->o->jobs && next < n) {
 			struct criterion_shim_test *t = all[next++];
 
 			if (t->disabled) {
 				fprintf(stderr, "[SKIP] %s::%s: Test is disabled\n", t->suite, t->name);
-				done++;
-				skipped++;
+				r->done++;
 				continue;
 			}
-			int p[2];
-
-			if (pipe(p)) {
-				perror("pipe");
+			if (start_test(r, t))
 				return 2;
-			}
-			fflush(stdout);
-			fflush(stderr);
-			pid_t pid = fork();
-
-			if (pid < 0) {
-				perror("fork");
-				return 2;
-			}
-			if (pid == 0) {
-				close(p[0]);
-				run_child(t, p[1]);
-			}
-			close(p[1]);
-			for (int s = 0; s < jobs; s++) {
-				if (slots[s].t)
-					continue;
-				double limit = t->timeout > 0 ? t->timeout : 300;
-
-				if (max_timeout > 0 && max_timeout < limit)
-					limit = max_timeout;
-				slots[s] = (struct slot){ .t = t, .pid = pid, .fd = p[0],
-							  .start = now(), .limit = limit };
-				break;
-			}
-			running++;
 		}
-		if (!running)
+		if (!r->running)
 			continue;
 		int status;
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
-		if (pid <= 0) {
-			double tnow = now();
-
-			for (int s = 0; s < jobs; s++) {
-				if (slots[s].t && !slots[s].timed_out &&
-				    tnow - slots[s].start > slots[s].limit) {
-					slots[s].timed_out = true;
-					kill(slots[s].pid, SIGKILL);
-				}
-			}
-			usleep(5000);
-			continue;
-		}
-		for (int s = 0; s < jobs; s++) {
-			if (!slots[s].t || slots[s].pid != pid)
-				continue;
-			struct result *r = &res[nres++];
-
-			r->t = slots[s].t;
-			r->secs = now() - slots[s].start;
-			r->v = judge(&slots[s], status, r->why, sizeof(r->why));
-			if (r->v == V_PASS) {
-				passing++;
-				fprintf(stderr, "[PASS] %s::%s: (%.2fs)\n", r->t->suite, r->t->name,
-					r->secs);
-			} else {
-				failing++;
-				crashing += r->v == V_CRASH;
-				fprintf(stderr, "[FAIL] %s::%s: %s (%.2fs)\n", r->t->suite,
-					r->t->name, r->why[0] ? r->why : "", r->secs);
-			}
-			slots[s].t = NULL;
-			running--;
-			done++;
-		}
+		if (pid <= 0)
+			kill_overdue(r);
+		else
+			reap(r, pid, status);
 	}
-	if (json) {
-		qsort(res, nres, sizeof(*res), cmp_tests); /* struct result starts with t */
-		write_json(json, res, nres);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	size_t n;
+	struct criterion_shim_test **all = select_tests(o.filter, &n);
+
+	if (o.list) {
+		for (size_t i = 0; i < n; i++)
+			printf("%s/%s\n", all[i]->suite, all[i]->name);
+		return 0;
+	}
+	struct run r = { .o = &o, .res = calloc(n + 1, sizeof(struct result)),
+			 .slots = calloc((size_t)o.jobs, sizeof(struct slot)) };
+
+	if (run_tests(&r, all, n))
+		return 2;
+	if (o.json) {
+		qsort(r.res, r.nres, sizeof(*r.res), cmp_tests); /* struct result starts with t */
+		write_json(o.json, r.res, r.nres);
 	}
 	fprintf(stderr, "[====] Synthesis: Tested: %zu | Passing: %zu | Failing: %zu | "
-		"Crashing: %zu \n", passing + failing, passing, failing, crashing);
-	(void)skipped;
+		"Crashing: %zu \n", r.passing + r.failing, r.passing, r.failing, r.crashing);
 	free(all);
-	free(res);
-	free(slots);
-	return failing ? 1 : 0;
+	free(r.res);
+	free(r.slots);
+	return r.failing ? 1 : 0;
 }
