@@ -101,7 +101,7 @@ static struct reader *start_readers(int n, bool idle)
 	for (int i = 0; i < n; i++) {
 		r[i].i = i;
 		r[i].idle = idle;
-		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%d", i);
+		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%u");
 	}
 	while (atomic_load(&ready) < n)
 		;

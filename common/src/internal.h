@@ -31,6 +31,7 @@
 #include <linux/sched.h>
 #include <linux/interrupt.h>
 #include <linux/timer.h>
+#include <linux/rcupdate.h>
 #include <sim/sim.h>
 #include <sim/trace.h>
 
@@ -211,6 +212,8 @@ long slab_halt(void);
 
 /* module.c */
 void modules_halt(void);
+/* The name a trace gives a callback: its symbol, else its module's name. */
+const char *callback_name(rcu_callback_t fn);
 
 /* bug.c */
 __attribute__((noreturn)) void sim_bug_locked(const char *file, int line, const char *fmt, ...);

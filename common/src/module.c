@@ -222,6 +222,18 @@ void modules_halt(void)
 	pthread_mutex_unlock(&mod_lock);
 }
 
+const char *callback_name(rcu_callback_t fn)
+{
+	bool unloaded = false;
+	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
+	Dl_info di;
+	const char *sym = NULL;
+
+	if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
+		sym = di.dli_sname;
+	return sym ? sym : (mod ? mod : "callback");
+}
+
 void rcu_invoke_callback(struct rcu_head *head)
 {
 	rcu_callback_t fn = head->func;
@@ -230,15 +242,9 @@ void rcu_invoke_callback(struct rcu_head *head)
 
 	if (mod && unloaded && S.cfg.check_module_callbacks)
 		sim_bug(__FILE__, __LINE__, "callback into unloaded module %s", mod);
-	if (S.cfg.trace) {
-		Dl_info di;
-		const char *sym = NULL;
-
-		if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
-			sym = di.dli_sname;
+	if (S.cfg.trace)
 		trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_CB_INVOKE,
-			   sym ? sym : (mod ? mod : "callback"), 0);
-	}
+			   callback_name(fn), 0);
 	fn(head);
 }
 

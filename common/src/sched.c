@@ -603,11 +603,8 @@ unsigned long sim_nr_context_switches(void)
 /* ---- kthreads ---------------------------------------------------------- */
 
 static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
-					 const char *namefmt, va_list ap)
+					 const char *name)
 {
-	char name[TASK_COMM_LEN];
-
-	vsnprintf(name, sizeof(name), namefmt, ap);
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "kthread %s: no CPU %d", name, cpu);
 	SIM_LOCK();
@@ -619,16 +616,13 @@ static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
 	return t;
 }
 
-struct task_struct *kthread_run_on_cpu(int (*fn)(void *), void *data, int cpu,
-				       const char *namefmt, ...)
+struct task_struct *kthread_run_on_cpu(int (*threadfn)(void *), void *data,
+				       unsigned int cpu, const char *namefmt)
 {
-	va_list ap;
+	char name[TASK_COMM_LEN];
 
-	va_start(ap, namefmt);
-	struct task_struct *t = kthread_start(fn, data, cpu, namefmt, ap);
-
-	va_end(ap);
-	return t;
+	snprintf(name, sizeof(name), namefmt, cpu);
+	return kthread_start(threadfn, data, (int)cpu, name);
 }
 
 struct task_struct *kthread_run(int (*fn)(void *), void *data,
@@ -640,11 +634,12 @@ struct task_struct *kthread_run(int (*fn)(void *), void *data,
 	int cpu = S.next_kthread_cpu++ % nr_cpu_ids;
 
 	SIM_UNLOCK();
-	va_start(ap, namefmt);
-	struct task_struct *t = kthread_start(fn, data, cpu, namefmt, ap);
+	char name[TASK_COMM_LEN];
 
+	va_start(ap, namefmt);
+	vsnprintf(name, sizeof(name), namefmt, ap);
 	va_end(ap);
-	return t;
+	return kthread_start(fn, data, cpu, name);
 }
 
 bool kthread_should_stop(void)

@@ -109,10 +109,10 @@ void trace_rcu_gp(int start, unsigned long gp_seq)
 		    (long)gp_seq);
 }
 
-void trace_rcu_callback_queued(void (*func)(void *))
+void trace_rcu_callback_queued(struct rcu_head *head)
 {
-	(void)func;
-	trace_event(TR_CB_QUEUE, "call_rcu", 0);
+	if (S.cfg.trace)
+		trace_event(TR_CB_QUEUE, callback_name(head->func), 0);
 }
 
 long trace_count(enum trace_type type)

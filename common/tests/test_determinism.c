@@ -46,7 +46,7 @@ static char *trace_of(uint64_t seed)
 	sim_boot(&cfg);
 	shared = 0;
 	for (long i = 0; i < 3; i++)
-		k[i] = kthread_run_on_cpu(busy, (void *)i, (int)i, "busy/%ld", i);
+		k[i] = kthread_run_on_cpu(busy, (void *)i, (int)i, "busy/%u");
 	for (int i = 0; i < 3; i++)
 		kthread_stop(k[i]);
 	sim_run_until_idle();

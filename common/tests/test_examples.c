@@ -111,7 +111,7 @@ SIM_TEST(examples, spinlock_atomic_and_completion)
 	atomic_set(&workers_left, 3);
 	init_completion(&all_done);
 	for (int cpu = 0; cpu < 3; cpu++)
-		k[cpu] = kthread_run_on_cpu(add_ten, NULL, cpu, "adder/%d", cpu);
+		k[cpu] = kthread_run_on_cpu(add_ten, NULL, cpu, "adder/%u");
 	wait_for_completion(&all_done);                /* the test sleeps here */
 	cr_assert_eq(counted, 30);
 	for (int cpu = 0; cpu < 3; cpu++)
@@ -187,7 +187,7 @@ static void two_adders(void *arg)
 	atomic_set(&workers_left, 2);
 	init_completion(&all_done);
 	for (int cpu = 0; cpu < 2; cpu++)
-		k[cpu] = kthread_run_on_cpu(add_ten, NULL, cpu, "adder/%d", cpu);
+		k[cpu] = kthread_run_on_cpu(add_ten, NULL, cpu, "adder/%u");
 	wait_for_completion(&all_done);
 	cr_assert_eq(counted, 20, "seed %llu: lost an update",
 		     (unsigned long long)sim_seed());

@@ -58,7 +58,7 @@ static void run_workers(int (*fn)(void *))
 	counter = 0;
 	inside = max_inside = 0;
 	for (int i = 0; i < WORKERS; i++)
-		k[i] = kthread_run_on_cpu(fn, NULL, i, "worker/%d", i);
+		k[i] = kthread_run_on_cpu(fn, NULL, i, "worker/%u");
 	for (int i = 0; i < WORKERS; i++)
 		kthread_stop(k[i]);
 }
@@ -216,7 +216,7 @@ SIM_TEST(completion, one_complete_lets_one_waiter_through)
 	init_completion(&comp);
 	woke = 0;
 	for (int i = 0; i < 3; i++)
-		w[i] = kthread_run_on_cpu(waiter, NULL, i, "waiter/%d", i);
+		w[i] = kthread_run_on_cpu(waiter, NULL, i, "waiter/%u");
 	sim_run_until_idle();
 	cr_assert_eq(woke, 0, "nobody may pass before complete()");
 	complete(&comp);
@@ -318,7 +318,7 @@ static void atomic_scenario(void *arg)
 	atomic_set(&refs, 4);
 	atomic_set(&zero_seen, 0);
 	for (int i = 0; i < 4; i++)
-		k[i] = kthread_run_on_cpu(dropper, NULL, i, "dropper/%d", i);
+		k[i] = kthread_run_on_cpu(dropper, NULL, i, "dropper/%u");
 	for (int i = 0; i < 4; i++)
 		kthread_stop(k[i]);
 	cr_assert_eq(atomic_read(&zero_seen), 1,

@@ -89,9 +89,10 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 	head->func = func;
 	/*
-	 * TODO 3: queue @head on rcu_next under rcu_cb_lock, in a way that an
-	 * interrupt on this CPU that calls call_rcu() cannot deadlock against
-	 * us; report it with trace_rcu_callback_queued(); wake the kthread.
+	 * TODO 3: report @head with trace_rcu_callback_queued(head) while it is
+	 * still ours (once queued, the kthread may invoke and free it); queue it
+	 * on rcu_next under rcu_cb_lock, in a way that an interrupt on this CPU
+	 * that calls call_rcu() cannot deadlock against us; wake the kthread.
 	 * Never sleep here.
 	 */
 	(void)flags;

@@ -101,16 +101,17 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 	head->func = func;
 	/*
-	 * TODO 3: queue @head on rcu_next under rcu_cb_lock, in a way that an
-	 * interrupt on this CPU that calls call_rcu() cannot deadlock against
-	 * us; report it with trace_rcu_callback_queued(); wake the kthread.
+	 * TODO 3: report @head with trace_rcu_callback_queued(head) while it is
+	 * still ours (once queued, the kthread may invoke and free it); queue it
+	 * on rcu_next under rcu_cb_lock, in a way that an interrupt on this CPU
+	 * that calls call_rcu() cannot deadlock against us; wake the kthread.
 	 * Never sleep here.
 	 */
 	/* BEGIN SOLUTION */
+	trace_rcu_callback_queued(head);
 	spin_lock_irqsave(&rcu_cb_lock, flags);
 	cblist_enqueue(&rcu_next, head);
 	spin_unlock_irqrestore(&rcu_cb_lock, flags);
-	trace_rcu_callback_queued((void (*)(void *))(void (*)(void))func);
 	wake_up(&rcu_cb_wq);
 	/* END SOLUTION */
 	/* STARTER: (void)flags; */
@@ -231,8 +232,7 @@ void rcu_callbacks_init(void)
 	rcu_cb_task = NULL;
 	/* TODO 7: start rcu_cb_kthread on RCU_CB_CPU, named "rcuo/0". */
 	/* BEGIN SOLUTION */
-	rcu_cb_task = kthread_run_on_cpu(rcu_cb_kthread, NULL, RCU_CB_CPU, "rcuo/%d",
-					 RCU_CB_CPU);
+	rcu_cb_task = kthread_run_on_cpu(rcu_cb_kthread, NULL, RCU_CB_CPU, "rcuo/%u");
 	/* END SOLUTION */
 	/* STARTER: (void)rcu_cb_kthread; */
 }

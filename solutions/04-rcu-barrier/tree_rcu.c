@@ -61,7 +61,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	rdp = this_cpu_ptr(&rcu_data);
 	*rdp->tail = head;
 	rdp->tail = &head->next;
-	trace_rcu_callback_queued((void (*)(void *))(void (*)(void))func);
+	trace_rcu_callback_queued(head);
 	local_irq_restore(flags);
 	wake_up(&rdp->wq);
 	/* END SOLUTION */
@@ -150,7 +150,7 @@ void rcu_callbacks_init(void)
 		snprintf(rdp->pass_point, sizeof(rdp->pass_point), "rcu_cb_pass/%d", cpu);
 		/* TODO 3: start this CPU's callback kthread, bound to it, named "rcuo/N". */
 		/* BEGIN SOLUTION */
-		rdp->kthread = kthread_run_on_cpu(rcu_cb_kthread, rdp, cpu, "rcuo/%d", cpu);
+		rdp->kthread = kthread_run_on_cpu(rcu_cb_kthread, rdp, cpu, "rcuo/%u");
 		/* END SOLUTION */
 		/* STARTER: (void)rcu_cb_kthread; */
 	}

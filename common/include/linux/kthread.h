@@ -16,16 +16,22 @@
  * @{ */
 
 /**
- * kthread_run_on_cpu() - start a kernel thread bound to @p cpu.
- * @param fn     its body; the return value is what kthread_stop() returns.
- * @param data   passed to @p fn.
- * @param cpu    the CPU it runs on (it waits there like any task).
- * @param namefmt printf-style name, e.g. "rcuo/%d".
+ * kthread_run_on_cpu() - start a kernel thread bound to @p cpu (Linux's
+ * signature).
+ * @param threadfn its body; the return value is what kthread_stop() returns.
+ * @param data     passed to @p threadfn.
+ * @param cpu      the CPU it runs on (it waits there like any task).
+ * @param namefmt  its name, formatted with @p cpu as printf's only argument:
+ *                 "rcuo/%u" names the thread on CPU 2 "rcuo/2"; a name
+ *                 without a conversion is taken as it is.
  * @return the new task. Never fails (running out of memory is a BUG).
+ *
+ * Does not promise when the thread first runs: only that it runs on @p cpu,
+ * never elsewhere, until it returns. Unlike Linux, it never returns an
+ * ERR_PTR(): there is nothing to check.
  */
-__attribute__((format(printf, 4, 5)))
-struct task_struct *kthread_run_on_cpu(int (*fn)(void *), void *data, int cpu,
-				       const char *namefmt, ...);
+struct task_struct *kthread_run_on_cpu(int (*threadfn)(void *), void *data,
+				       unsigned int cpu, const char *namefmt);
 
 /**
  * kthread_run() - start a kernel thread on the next CPU in round-robin order

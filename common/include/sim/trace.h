@@ -56,8 +56,15 @@ __attribute__((format(printf, 1, 2))) void trace_mark(const char *fmt, ...);
 
 /** trace_rcu_gp() - an RCU implementation reports a grace period's start (start=1) or end (start=0). */
 void trace_rcu_gp(int start, unsigned long gp_seq);
-/** trace_rcu_callback_queued() - an RCU implementation reports call_rcu() of @p func. */
-void trace_rcu_callback_queued(void (*func)(void *));
+struct rcu_head;
+/**
+ * trace_rcu_callback_queued() - an RCU implementation reports that call_rcu()
+ * queued @p head; the trace names the callback @p head->func, as it names the
+ * invocation (rcu_invoke_callback()). Call it while @p head is still yours:
+ * once queued, another CPU may invoke and free it. Does not check or change
+ * @p head, and records nothing when tracing is off.
+ */
+void trace_rcu_callback_queued(struct rcu_head *head);
 
 /** trace_count() - events of @p type recorded since boot (also those overwritten). */
 long trace_count(enum trace_type type);

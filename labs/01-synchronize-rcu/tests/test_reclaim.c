@@ -208,7 +208,7 @@ static void free_running(void *arg)
 	for (int key = 1; key <= SWEEP_ITEMS; key++)
 		list_add_tail_rcu(&lab1_item(key)->list, &s.head);
 	for (int i = 0; i < SWEEP_READERS; i++)
-		k[i] = kthread_run_on_cpu(sweep_reader, &s, i, "reader/%d", i);
+		k[i] = kthread_run_on_cpu(sweep_reader, &s, i, "reader/%u");
 	k[SWEEP_READERS] = kthread_run_on_cpu(sweep_writer, &s, SWEEP_READERS, "writer");
 	for (int i = 0; i <= SWEEP_READERS; i++)
 		kthread_stop(k[i]);

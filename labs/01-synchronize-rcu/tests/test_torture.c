@@ -121,7 +121,7 @@ static void run_torture(struct torture *t, long iterations)
 	t->grace_periods = iterations;
 	for (int i = 0; i < NR_READERS; i++) {
 		ra[i] = (struct reader_arg){ t, i };
-		rk[i] = kthread_run_on_cpu(torture_reader, &ra[i], i, "reader/%d", i);
+		rk[i] = kthread_run_on_cpu(torture_reader, &ra[i], i, "reader/%u");
 	}
 	wk = kthread_run_on_cpu(torture_writer, t, NR_READERS, "writer");
 	kthread_stop(wk);

@@ -77,7 +77,7 @@ void barrier_caller_start(struct barrier_caller *bc, int cpu)
 	bc->cpu = cpu;
 	bc->returned = 0;
 	bc->early = 0;
-	bc->task = kthread_run_on_cpu(barrier_caller_fn, bc, cpu, "barrier/%d", cpu);
+	bc->task = kthread_run_on_cpu(barrier_caller_fn, bc, cpu, "barrier/%u");
 }
 
 void barrier_caller_stop(struct barrier_caller *bc)

@@ -175,7 +175,7 @@ static void parallel_churn(void *arg)
 	for (int i = 0; i < 2; i++) {
 		atomic_set(&q[i].freed, 0);
 		q[i].early = 0;
-		k[i] = kthread_run_on_cpu(queuer_fn, &q[i], i, "queuer/%d", i);
+		k[i] = kthread_run_on_cpu(queuer_fn, &q[i], i, "queuer/%u");
 	}
 	k[2] = kthread_run_on_cpu(churn_fn, &c, 3, "churn");
 	for (int i = 0; i < 3; i++)

@@ -51,7 +51,7 @@ static void back_to_back(void *arg)
 	rcu_set_blimit(2);
 	for (int i = 0; i < LOOPERS; i++) {
 		loopers[i] = (struct looper){ .rounds = ROUNDS, .first_early = -1 };
-		k[i] = kthread_run_on_cpu(looper_fn, &loopers[i], i, "looper/%d", i);
+		k[i] = kthread_run_on_cpu(looper_fn, &loopers[i], i, "looper/%u");
 	}
 	for (int i = 0; i < LOOPERS; i++)
 		kthread_stop(k[i]);
