@@ -27,7 +27,7 @@ typedef struct {
 /** Static initialiser: `atomic_t n = ATOMIC_INIT(0);` */
 #define ATOMIC_INIT(i) { (i) }
 
-/** A scheduling point for the deterministic scheduler (see sim.h). */
+/** Simulation only: a scheduling point for the deterministic scheduler (see sim.h), behind the atomic_*() macros; Linux has none. */
 void sim_sched_point(const char *file, int line);
 /** Scheduling point at the caller's location. */
 #define SIM_POINT_HERE() sim_sched_point(__FILE__, __LINE__)

@@ -25,7 +25,8 @@
 #define BUG_SIGNAL SIGTRAP
 
 /**
- * sim_bug() - report a kernel bug and end the test. Use BUG() or the checks
+ * sim_bug() - Simulation only: the implementation behind BUG(); report a
+ * kernel bug and end the test. Use BUG() or the checks
  * that call it.
  * @param file source file of the check.
  * @param line its line.
@@ -36,7 +37,8 @@ __attribute__((noreturn, format(printf, 3, 4)))
 void sim_bug(const char *file, int line, const char *fmt, ...);
 
 /**
- * sim_warn() - print a kernel-style warning with file:line, task and CPU, and
+ * sim_warn() - Simulation only: the implementation behind WARN_ON(); print a
+ * kernel-style warning with file:line, task and CPU, and
  * count it (sim_warn_count()). The test goes on.
  */
 __attribute__((format(printf, 3, 4)))

@@ -80,7 +80,7 @@
 #define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
 /**
- * sim_fence() - the simulated CPU's memory barrier.
+ * sim_fence() - Simulation only: the simulated CPU's memory barrier.
  * @param order an __ATOMIC_* order for the real fence.
  *
  * Makes visible every store this CPU buffered with sim_store(), then issues

@@ -35,7 +35,7 @@ void init_completion(struct completion *x);
  * on it; the kernel does not check, neither does this.
  */
 void reinit_completion(struct completion *x);
-/** Implementation of wait_for_completion(). */
+/** Simulation only: the implementation behind wait_for_completion(); call that. */
 void sim_wait_for_completion(struct completion *x, const char *file, int line);
 /**
  * wait_for_completion() - sleep until @p x is completed, consuming one

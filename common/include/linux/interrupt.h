@@ -20,7 +20,7 @@
 typedef void (*irq_handler_t)(void *data);
 
 /**
- * raise_irq() - post an interrupt to @p cpu. The handler runs there in IRQ
+ * raise_irq() - Simulation only: post an interrupt to @p cpu. The handler runs there in IRQ
  * context at that CPU's next interrupt window, after interrupts raised
  * earlier. Safe from any context, the test's controller included.
  * @param cpu     target CPU.
@@ -41,7 +41,7 @@ bool irqs_disabled(void);
 void local_irq_disable(void);
 /** local_irq_enable() - take interrupts again; those pending run now. */
 void local_irq_enable(void);
-/** Save the interrupt state; used by local_irq_save(). */
+/** Simulation only: the implementation behind local_irq_save(); call that. */
 unsigned long sim_local_irq_save(void);
 /** local_irq_save() - disable interrupts, remembering in @p flags whether they were on. */
 #define local_irq_save(flags) ((flags) = sim_local_irq_save())

@@ -27,7 +27,7 @@
 #define MODULE_LICENSE(l) const char __sim_module_license[] = l
 
 /**
- * insmod() - load the module in the shared object at @p path and run its
+ * insmod() - Simulation only: load the module in the shared object at @p path and run its
  * init function. May sleep.
  * @return 0, or the init function's error (the module is then unloaded),
  * or -ENOENT if the object cannot be loaded (dlerror() is printed).
@@ -35,7 +35,7 @@
 int insmod(const char *path);
 
 /**
- * rmmod() - run module @p name's exit function, then unload it: dlclose(),
+ * rmmod() - Simulation only: run module @p name's exit function, then unload it: dlclose(),
  * a check that it is gone, and its old address ranges fenced so any later
  * call there faults. It does not wait for anything the exit function did not
  * wait for: that is the module's job (see rcu_barrier()). May sleep.
@@ -44,7 +44,7 @@ int insmod(const char *path);
 int rmmod(const char *name);
 
 /**
- * module_of_address() - the name of the module (loaded or unloaded) whose
+ * module_of_address() - Simulation only: the name of the module (loaded or unloaded) whose
  * code contains @p addr, or NULL for the kernel proper.
  * @param addr any address, typically a callback's function.
  * @param[out] unloaded set to true if that module has been unloaded.
@@ -52,12 +52,12 @@ int rmmod(const char *name);
 const char *module_of_address(const void *addr, bool *unloaded);
 
 /**
- * module_is_loaded() - true while module @p name is loaded.
+ * module_is_loaded() - Simulation only: true while module @p name is loaded.
  */
 bool module_is_loaded(const char *name);
 
 /**
- * rcu_invoke_callback() - invoke an RCU callback the way the kernel does:
+ * rcu_invoke_callback() - Simulation only: invoke an RCU callback the way the kernel does:
  * trace it, check that its function does not lie in an unloaded module
  * (BUG: "callback into unloaded module <name>" otherwise), then call it.
  * Every callback-invoking loop in the labs calls this instead of

@@ -29,7 +29,7 @@ struct mutex {
 
 /** Initialise @p m unlocked. */
 void mutex_init(struct mutex *m);
-/** Implementation of mutex_lock(). */
+/** Simulation only: the implementation behind mutex_lock(); call that. */
 void sim_mutex_lock(struct mutex *m, const char *file, int line);
 /**
  * mutex_lock() - take @p m, sleeping until it is free. Might sleep (see

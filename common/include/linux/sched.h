@@ -36,16 +36,16 @@ extern int nr_cpu_ids;
 #define for_each_possible_cpu(cpu) for_each_online_cpu(cpu)
 
 /**
- * current_task() - the task this thread is. `current` is its kernel name.
+ * current_task() - Simulation only: the task this thread is. `current` is its kernel name.
  * NULL on a thread the simulated kernel did not create or adopt.
  */
 struct task_struct *current_task(void);
 /** The task running this code. */
 #define current current_task()
 
-/** The name of @p t ("test", "rcuo/1", "swapper/0", ...). */
+/** task_comm() - Simulation only: the name of @p t ("test", "rcuo/1", "swapper/0", ...). */
 const char *task_comm(const struct task_struct *t);
-/** The task's id: 0 for the test's own task, then in creation order. */
+/** task_pid() - Simulation only: the task's id: 0 for the test's own task, then in creation order. */
 int task_pid(const struct task_struct *t);
 /**
  * task_cpu() - the CPU @p t holds, or -1 if it holds none (a controller, or
@@ -60,7 +60,7 @@ int task_cpu(const struct task_struct *t);
  * own here, but it may call migrate_to_cpu()).
  */
 #define smp_processor_id() sim_smp_processor_id(__FILE__, __LINE__)
-/** Implementation of smp_processor_id(). */
+/** Simulation only: the implementation behind smp_processor_id(); call that. */
 int sim_smp_processor_id(const char *file, int line);
 
 /**
@@ -86,7 +86,7 @@ void cond_resched(void);
  * It is not a quiescent state.
  */
 #define cpu_relax() sim_cpu_relax(__FILE__, __LINE__)
-/** Implementation of cpu_relax(). */
+/** Simulation only: the implementation behind cpu_relax(); call that. */
 void sim_cpu_relax(const char *file, int line);
 
 /** preempt_disable() - no sleeping and no migration until preempt_enable(). */
@@ -102,18 +102,18 @@ int preempt_count(void);
  * preemption or interrupts disabled, or inside rcu_read_lock().
  */
 #define might_sleep() sim_might_sleep(__FILE__, __LINE__)
-/** Implementation of might_sleep(). */
+/** Simulation only: the implementation behind might_sleep(); call that. */
 void sim_might_sleep(const char *file, int line);
 
 /**
- * migrate_to_cpu() - move the current task to @p cpu: it gives up its CPU (a
+ * migrate_to_cpu() - Simulation only: move the current task to @p cpu: it gives up its CPU (a
  * context switch there) and waits until @p cpu is free. With @p cpu == -1 the
  * task holds no CPU afterwards (a test's controller often runs so). May sleep.
  */
 void migrate_to_cpu(int cpu);
 
 /**
- * cpu_quiescent_count() - how many quiescent states @p cpu has passed:
+ * cpu_quiescent_count() - Simulation only: how many quiescent states @p cpu has passed:
  * context switches, cond_resched() calls, and each entry to idle.
  *
  * A grace period that begins when the count is N is over for this CPU once
@@ -127,7 +127,7 @@ bool idle_cpu(int cpu);
 
 struct wait_queue_head;
 /**
- * cpu_qs_wq - woken each time any CPU passes a quiescent state. A grace
+ * cpu_qs_wq - Simulation only: woken each time any CPU passes a quiescent state. A grace
  * period waits on it with wait_event() until every CPU's
  * cpu_quiescent_count() has moved (or the CPU is idle). Wake-ups say only
  * "something may have changed": re-check the counts. A task is not woken by
@@ -142,14 +142,14 @@ extern struct wait_queue_head cpu_qs_wq;
 /** @addtogroup sync
  * @{ */
 /**
- * rcu_lock_acquire() - debug hook: entering an RCU read-side critical
+ * rcu_lock_acquire() - Simulation only: debug hook: entering an RCU read-side critical
  * section. rcu_read_lock() must call it, so that sleeping inside is reported
  * and the trace shows the section. Costs a per-task counter; no ordering.
  */
 void rcu_lock_acquire(void);
-/** rcu_lock_release() - debug hook: leaving a read-side critical section. */
+/** rcu_lock_release() - Simulation only: debug hook: leaving a read-side critical section. */
 void rcu_lock_release(void);
-/** The RCU read-side nesting depth of the current task. */
+/** rcu_read_lock_depth() - Simulation only: the RCU read-side nesting depth of the current task. */
 int rcu_read_lock_depth(void);
 /** @} */
 #endif

@@ -43,12 +43,12 @@ void *kzalloc(size_t size, gfp_t flags);
 void kfree(const void *p);
 
 /**
- * kmem_is_poisoned() - true if the @p len bytes at @p p all hold
+ * kmem_is_poisoned() - Simulation only: true if the @p len bytes at @p p all hold
  * ::POISON_FREE: what a reader finds in an object freed under it. Only
  * meaningful for memory kmalloc() returned.
  */
 bool kmem_is_poisoned(const void *p, size_t len);
-/** kmem_live_objects() - objects allocated and not yet freed. */
+/** kmem_live_objects() - Simulation only: objects allocated and not yet freed. */
 long kmem_live_objects(void);
 
 /** @} */

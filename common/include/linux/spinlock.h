@@ -33,11 +33,11 @@ typedef struct {
 
 /** Initialise @p l unlocked. */
 void spin_lock_init(spinlock_t *l);
-/** Implementation of spin_lock(). */
+/** Simulation only: the implementation behind spin_lock(); call that. */
 void sim_spin_lock(spinlock_t *l, const char *file, int line);
-/** Implementation of spin_unlock(). */
+/** Simulation only: the implementation behind spin_unlock(); call that. */
 void sim_spin_unlock(spinlock_t *l, const char *file, int line);
-/** Implementation of spin_trylock(). */
+/** Simulation only: the implementation behind spin_trylock(); call that. */
 int sim_spin_trylock(spinlock_t *l, const char *file, int line);
 
 /**

@@ -20,7 +20,7 @@
 /** Ticks per virtual second: one jiffy is one virtual millisecond. */
 #define HZ 1000
 
-/** The current virtual time, in ticks since boot. */
+/** Simulation only: the implementation behind jiffies; read that. */
 unsigned long sim_jiffies(void);
 /** The current virtual time, in ticks since boot (read-only). */
 #define jiffies sim_jiffies()

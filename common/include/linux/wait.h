@@ -32,9 +32,9 @@ typedef struct wait_queue_head wait_queue_head_t;
 void init_waitqueue_head(struct wait_queue_head *wq);
 /** wake_up() - wake every task asleep on @p wq to re-check. Any context. */
 void wake_up(struct wait_queue_head *wq);
-/** Snapshot for wait_event(): the queue's wake-up count. */
+/** Simulation only: behind wait_event(), the queue's wake-up count. */
 unsigned long sim_wait_prepare(struct wait_queue_head *wq);
-/** Sleep on @p wq unless a wake_up() came after @p seq was taken. */
+/** Simulation only: behind wait_event(), sleep on @p wq unless a wake_up() came after @p seq was taken. */
 void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 		    const char *file, int line);
 
