@@ -97,16 +97,22 @@ int insmod(const char *path)
 		fprintf(stderr, "insmod: %s\n", dlerror());
 		return -ENOENT;
 	}
-	const char *name = dlsym(h, "__sim_module_name");
-	int (**init)(void) = dlsym(h, "__sim_module_init");
-	void (**exit_fn)(void) = dlsym(h, "__sim_module_exit");
+	void *name_sym = dlsym(h, "__sim_module_name");
+	void *init_sym = dlsym(h, "__sim_module_init");
+	void *exit_sym = dlsym(h, "__sim_module_exit");
 	Dl_info di;
 
-	if (!name || !init || !dladdr((void *)name, &di)) {
+	if (!name_sym || !init_sym || !dladdr(name_sym, &di)) {
 		fprintf(stderr, "insmod: %s has no MODULE_NAME() or module_init()\n", path);
 		dlclose(h);
 		return -ENOENT;
 	}
+	/* entry points are functions (see module.h): dlsym() gives their addresses */
+	const char *(*name_fn)(void) = (const char *(*)(void))(uintptr_t)name_sym;
+	int (*init_fn)(void) = (int (*)(void))(uintptr_t)init_sym;
+	void (*exit_fn)(void) = (void (*)(void))(uintptr_t)exit_sym;
+	const char *name = name_fn();
+
 	pthread_mutex_lock(&mod_lock);
 	if (module_find(name, true)) {
 		pthread_mutex_unlock(&mod_lock);
@@ -121,15 +127,14 @@ int insmod(const char *path)
 	snprintf(m->path, sizeof(m->path), "%s", di.dli_fname);
 	m->handle = h;
 	m->loaded = true;
-	m->exit = exit_fn ? *exit_fn : NULL;
+	m->exit = exit_fn;
 	dl_iterate_phdr(collect_ranges, &f);
-	int (*init_fn)(void) = *init;
 	char tname[64];
 
 	snprintf(tname, sizeof(tname), "%s", m->name);
 	pthread_mutex_unlock(&mod_lock);
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_LOAD, tname, 0);
-	int err = init_fn ? init_fn() : 0;
+	int err = init_fn();
 
 	if (err) {
 		pthread_mutex_lock(&mod_lock);

@@ -17,14 +17,29 @@
 /** @addtogroup modules
  * @{ */
 
+/*
+ * Each module's entry points are functions, not data: every module defines
+ * the same three names, and only a function may be defined by two loaded
+ * objects at once without an AddressSanitizer odr-violation. insmod() finds
+ * them with dlsym() in the object it loaded, never in another module.
+ */
 /** Name a module's init function (one per module). @code module_init(mymod_init); @endcode */
-#define module_init(fn) int (*__sim_module_init)(void) = (fn)
+#define module_init(fn)                                         \
+	int __sim_module_init(void);                            \
+	int __sim_module_init(void) { return (fn)(); }          \
+	extern int __sim_module_init_defined
 /** Name a module's exit function (one per module). */
-#define module_exit(fn) void (*__sim_module_exit)(void) = (fn)
-/** The module's name, as rmmod() and reports know it. */
-#define MODULE_NAME(n) const char __sim_module_name[] = n
+#define module_exit(fn)                                         \
+	void __sim_module_exit(void);                           \
+	void __sim_module_exit(void) { (fn)(); }                \
+	extern int __sim_module_exit_defined
+/** The module's name, as rmmod() and reports know it (a string literal). */
+#define MODULE_NAME(n)                                          \
+	const char *__sim_module_name(void);                    \
+	const char *__sim_module_name(void) { return (n); }     \
+	extern int __sim_module_name_defined
 /** Licence tag; informative only. */
-#define MODULE_LICENSE(l) const char __sim_module_license[] = l
+#define MODULE_LICENSE(l) extern int __sim_module_license_defined
 
 /**
  * insmod() - Simulation only: load the module in the shared object at @p path and run its
