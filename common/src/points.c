@@ -1,13 +1,17 @@
 /*
- * points.c - named points: where a test holds, steps or counts tasks, and
- * sim_run_until_idle(), the test's way to let every other task run out.
+ * points.c - named points: where a test holds, steps or counts tasks;
+ * sim_run_until_idle(), the test's way to let every other task run out; and
+ * rcu_cb_pass_begin(), the one point every lab's callback kthread passes.
  *
  * Rule kept here: a named point is a scheduling point with a name and nothing
  * else; holding one only stops tasks that reach it, never changes what they
  * do once let go, and every hold, release and pass happens under S.lock, so
  * a forced schedule replays exactly from its seed.
  */
+#include <stdio.h>
 #include <string.h>
+#include <linux/bug.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include "internal.h"
 
@@ -145,4 +149,22 @@ void sim_run_until_idle(void)
 	sched_wait_locked(t);
 	S.quiescer = NULL;
 	SIM_UNLOCK();
+}
+
+/* "rcu_cb_pass/N": point names are kept by pointer, so they live here. */
+static char cb_pass_names[NR_CPUS][24];
+
+void rcu_cb_pass_begin(void)
+{
+	struct task_struct *t = sim_current;
+	int cpu = t ? t->cpu : -1;
+
+	if (cpu < 0)
+		sim_bug(__FILE__, __LINE__, "rcu_cb_pass_begin() from a task that holds no CPU");
+	if (!cb_pass_names[cpu][0])
+		snprintf(cb_pass_names[cpu], sizeof(cb_pass_names[cpu]), "rcu_cb_pass/%d", cpu);
+	migrate_to_cpu(-1);
+	sim_point_at("rcu_cb_pass", __FILE__, __LINE__);
+	sim_point_at(cb_pass_names[cpu], __FILE__, __LINE__);
+	migrate_to_cpu(cpu);
 }

@@ -105,29 +105,15 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
  * move rcu_wait to rcu_done.
  */
 
-/*
- * Given: the start of every pass. The kthread steps off its CPU (a context
- * switch, as rcuo giving way to other work between batches), passes the
- * named point "rcu_cb_pass", where a test may count passes or hold them for
- * as long as it likes without stalling grace periods, and comes back.
- */
-static void rcu_cb_pass_point(void)
-{
-	migrate_to_cpu(-1);
-	sim_point("rcu_cb_pass");
-	migrate_to_cpu(RCU_CB_CPU);
-}
-
 /* Invoke the ready callbacks, at most rcu_blimit per pass. */
 static void rcu_cb_invoke_done(void)
 {
 	/*
 	 * TODO 5: while rcu_done is not empty (and nobody asked the kthread to
-	 * stop): rcu_cb_pass_point(); take up to rcu_blimit callbacks off
+	 * stop): rcu_cb_pass_begin(); take up to rcu_blimit callbacks off
 	 * rcu_done under the lock; drop the lock; invoke each one with
 	 * rcu_invoke_callback() (never head->func(head) directly).
 	 */
-	(void)rcu_cb_pass_point;
 }
 
 /* The callback kthread, "rcuo/0". */

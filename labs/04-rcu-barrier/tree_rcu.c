@@ -34,7 +34,6 @@ struct rcu_data {
 	struct wait_queue_head wq;    /* the kthread sleeps here while the queue is empty */
 	struct task_struct *kthread;  /* "rcuo/N": invokes this CPU's callbacks */
 	struct rcu_head barrier_head; /* rcu_barrier()'s marker for this CPU */
-	char pass_point[24];          /* "rcu_cb_pass/N", held by tests to stall one CPU */
 };
 
 static DEFINE_PER_CPU(struct rcu_data, rcu_data);
@@ -69,8 +68,8 @@ static int rcu_cb_kthread(void *arg)
 	/* TODO 2: loop until kthread_should_stop(): sleep on rdp->wq until the
 	 * queue is non-empty, take the whole queue, synchronize_rcu(), then
 	 * invoke the batch oldest first with rcu_invoke_callback(), at most
-	 * blimit per pass. Begin every pass with sim_point("rcu_cb_pass") and
-	 * sim_point(rdp->pass_point); end every pass with cond_resched(). */
+	 * blimit per pass. Begin every pass with rcu_cb_pass_begin(); end every
+	 * pass with cond_resched(). */
 	(void)rdp;
 	return 0;
 }
@@ -90,7 +89,6 @@ void rcu_callbacks_init(void)
 		rdp->head = NULL;
 		rdp->tail = &rdp->head;
 		init_waitqueue_head(&rdp->wq);
-		snprintf(rdp->pass_point, sizeof(rdp->pass_point), "rcu_cb_pass/%d", cpu);
 		/* TODO 3: start this CPU's callback kthread, bound to it, named "rcuo/N". */
 		(void)rcu_cb_kthread;
 	}

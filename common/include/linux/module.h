@@ -81,5 +81,20 @@ bool module_is_loaded(const char *name);
  */
 void rcu_invoke_callback(struct rcu_head *head);
 
+/**
+ * rcu_cb_pass_begin() - Simulation only: a callback kthread calls it at the
+ * start of every pass over its ready callbacks (Linux's rcu_do_batch() has
+ * the trace_rcu_batch_start() tracepoint there, and nothing a test can hold).
+ *
+ * The kthread steps off its CPU (a context switch, as rcuo giving way to other
+ * work between batches), passes the named points "rcu_cb_pass" (any CPU's
+ * pass) and "rcu_cb_pass/N" (a pass of the kthread on CPU N), and comes back
+ * to its CPU. A test may count passes there or hold them for as long as it
+ * likes without stalling grace periods. Call it from a task that holds a CPU,
+ * outside any read-side critical section: it may sleep. Does not promise when
+ * the kthread gets its CPU back: other tasks there may run first.
+ */
+void rcu_cb_pass_begin(void);
+
 /** @} */
 #endif

@@ -534,8 +534,8 @@ SIM_TEST(blimit, one_pass_invokes_blimit, .timeout = 120,
 	migrate_to_cpu(-1);
 	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
-		     "the kthread should wait at sim_point(\"rcu_cb_pass\") before its "
-		     "first pass (rcu_cb_pass_point() starts every pass)");
+		     "the kthread should wait at the point \"rcu_cb_pass\" before its "
+		     "first pass (rcu_cb_pass_begin() starts every pass)");
 	cr_assert_eq(nr_invoked, 0, "%d callbacks were invoked before any pass",
 		     nr_invoked);
 
@@ -558,7 +558,7 @@ SIM_TEST(blimit, one_pass_invokes_blimit, .timeout = 120,
 	cr_assert_eq(nr_invoked, 10,
 		     "three synchronize_rcu() calls with the next pass held: %d "
 		     "callbacks invoked, expected still 10 (passes must not be tied to "
-		     "grace periods; start each pass with rcu_cb_pass_point())",
+		     "grace periods; start each pass with rcu_cb_pass_begin())",
 		     nr_invoked);
 
 	sim_step_point("rcu_cb_pass", 1);

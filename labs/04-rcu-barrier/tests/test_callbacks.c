@@ -97,9 +97,8 @@ static void blimit_per_pass(void *arg)
 	migrate_to_cpu(-1);
 	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("rcu_cb_pass/1"), 1,
-		     "CPU 1's kthread did not stop at sim_point(\"rcu_cb_pass/1\") before its "
-		     "first pass: begin every pass with sim_point(\"rcu_cb_pass\") and "
-		     "sim_point(rdp->pass_point) (TODO 2)");
+		     "CPU 1's kthread did not stop at the point \"rcu_cb_pass/1\" before its "
+		     "first pass: begin every pass with rcu_cb_pass_begin() (TODO 2)");
 	for (int pass = 1; pass <= 4; pass++) {
 		sim_step_point("rcu_cb_pass/1", 1);
 		sim_run_until_idle();
@@ -109,13 +108,14 @@ static void blimit_per_pass(void *arg)
 		cr_assert_eq(done, pass < 4 ? 3 * pass : 10,
 			     "after %d pass(es) with blimit 3, %d of 10 callbacks had run "
 			     "(expected %d): invoke at most blimit callbacks per pass, and begin "
-			     "each pass at the sim_point()s (TODO 2)",
+			     "each pass with rcu_cb_pass_begin() (TODO 2)",
 			     pass, done, pass < 4 ? 3 * pass : 10);
 	}
 	sim_release_point("rcu_cb_pass/1");
 	sim_run_until_idle();
 	cr_assert_geq(sim_point_passes("rcu_cb_pass"), 4,
-		      "each pass must also pass the common point \"rcu_cb_pass\" (TODO 2)");
+		      "each pass must begin with rcu_cb_pass_begin(), which also passes the "
+		      "common point \"rcu_cb_pass\" (TODO 2)");
 	for (int i = 1; i < 10; i++)
 		cr_assert_gt(cbs[i].seq, cbs[i - 1].seq, "CPU 1's callbacks ran out of order");
 	rcu_callbacks_exit();
