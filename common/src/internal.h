@@ -214,6 +214,9 @@ long slab_halt(void);
 void modules_halt(void);
 /* The name a trace gives a callback: its symbol, else its module's name. */
 const char *callback_name(rcu_callback_t fn);
+/* module_counts(): a module's callback was queued; all counts back to 0 at boot. */
+void module_note_queued(rcu_callback_t fn);
+void modules_reset_counts(void);
 
 /* bug.c */
 __attribute__((noreturn)) void sim_bug_locked(const char *file, int line, const char *fmt, ...);

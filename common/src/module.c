@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,63 @@ struct module {
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *modules;
 static int nr_modules, cap_modules;
+
+/* module_counts(), by name: they outlive unloads and add up over reloads. */
+#define MAX_COUNTED 16
+static struct { char name[64]; struct module_counts c; } counted[MAX_COUNTED];
+
+static struct module_counts *counts_locked(const char *name)
+{
+	for (int i = 0; i < MAX_COUNTED; i++) {
+		if (!strcmp(counted[i].name, name))
+			return &counted[i].c;
+		if (!counted[i].name[0]) {
+			snprintf(counted[i].name, sizeof(counted[i].name), "%s", name);
+			return &counted[i].c;
+		}
+	}
+	return NULL;
+}
+
+/* Add one to the count that @field picks, for the module @name. */
+static void count(const char *name, size_t field)
+{
+	pthread_mutex_lock(&mod_lock);
+	struct module_counts *c = counts_locked(name);
+
+	if (c)
+		(*(long *)((char *)c + field))++;
+	pthread_mutex_unlock(&mod_lock);
+}
+
+struct module_counts module_counts(const char *name)
+{
+	struct module_counts none = { 0 };
+
+	pthread_mutex_lock(&mod_lock);
+	for (int i = 0; i < MAX_COUNTED && counted[i].name[0]; i++)
+		if (!strcmp(counted[i].name, name))
+			none = counted[i].c;
+	pthread_mutex_unlock(&mod_lock);
+	return none;
+}
+
+void modules_reset_counts(void)
+{
+	pthread_mutex_lock(&mod_lock);
+	memset(counted, 0, sizeof(counted));
+	pthread_mutex_unlock(&mod_lock);
+}
+
+/* A callback of a loaded module was queued (trace_rcu_callback_queued()). */
+void module_note_queued(rcu_callback_t fn)
+{
+	bool unloaded = false;
+	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
+
+	if (mod && !unloaded)
+		count(mod, offsetof(struct module_counts, queued));
+}
 
 struct find_ranges {
 	uintptr_t base;
@@ -136,6 +194,8 @@ int insmod(const char *path)
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_LOAD, tname, 0);
 	int err = init_fn();
 
+	if (!err)
+		count(tname, offsetof(struct module_counts, inits));
 	if (err) {
 		pthread_mutex_lock(&mod_lock);
 		m = module_find(tname, true);
@@ -180,6 +240,7 @@ int rmmod(const char *name)
 	pthread_mutex_unlock(&mod_lock);
 	if (exit_fn)
 		exit_fn();
+	count(name, offsetof(struct module_counts, exits));
 	pthread_mutex_lock(&mod_lock);
 	m = &modules[idx];
 	module_unmap(m);
@@ -247,6 +308,8 @@ void rcu_invoke_callback(struct rcu_head *head)
 
 	if (mod && unloaded && S.cfg.check_module_callbacks)
 		sim_bug(__FILE__, __LINE__, "callback into unloaded module %s", mod);
+	if (mod && !unloaded)
+		count(mod, offsetof(struct module_counts, invoked));
 	if (S.cfg.trace)
 		trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_CB_INVOKE,
 			   callback_name(fn), 0);

@@ -772,6 +772,7 @@ void sim_boot(const struct sim_config *cfg)
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();
+	modules_reset_counts();
 	S.booted = true;
 	S.ever_booted = true;
 

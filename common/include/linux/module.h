@@ -81,6 +81,26 @@ bool module_is_loaded(const char *name);
  */
 void rcu_invoke_callback(struct rcu_head *head);
 
+/** What the kernel counted for one module name since boot (module_counts()). */
+struct module_counts {
+	long inits;    /**< init functions that returned 0 */
+	long exits;    /**< exit functions that returned (rmmod()) */
+	long queued;   /**< callbacks with a function in the module, reported queued
+	                    (trace_rcu_callback_queued(), which call_rcu() calls) */
+	long invoked;  /**< such callbacks invoked through rcu_invoke_callback() */
+};
+
+/**
+ * module_counts() - Simulation only: the counts for module @p name, over
+ * every time it was loaded since boot. Tests read them after the module is
+ * gone, so the module itself keeps no test counters. Linux has nothing alike
+ * (tracepoints and kmemleak come nearest).
+ *
+ * Does not promise a consistent snapshot while callbacks run on other CPUs:
+ * each count is exact, the four are read one by one.
+ */
+struct module_counts module_counts(const char *name);
+
 /**
  * rcu_cb_pass_begin() - Simulation only: a callback kthread calls it at the
  * start of every pass over its ready callbacks (Linux's rcu_do_batch() has

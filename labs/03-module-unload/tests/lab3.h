@@ -39,7 +39,7 @@ struct unload_run {
 	bool done;
 };
 
-/** The module's counters, read without a scheduling point. */
+/** A test counter, read without a scheduling point. */
 static inline int ctl_read(atomic_t *a)
 {
 	return atomic_load(&a->counter);

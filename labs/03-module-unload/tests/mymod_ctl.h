@@ -2,11 +2,12 @@
  * mymod_ctl.h - what the lab 3 tests and their modules share.
  *
  * Rule kept here: everything a test needs to know about a module after it is
- * gone lives in the test binary, never in the module: the counters below are
- * defined by the tests (tests/lab3_driver.c) and reached by the module
- * through the executable's exported symbols (test binaries are linked with
- * -rdynamic). The module's own data is unmapped by rmmod() like its code.
- * Lab 4 includes this header too: keep the layout.
+ * gone lives outside the module: its parameters here, defined by the tests
+ * (tests/lab3_driver.c) and reached by the module through the executable's
+ * exported symbols (test binaries are linked with -rdynamic); what it did, in
+ * the kernel's module_counts(). The module keeps no test counters, and its
+ * own data is unmapped by rmmod() like its code. Lab 4 includes this header
+ * too: keep the layout.
  */
 #ifndef MYMOD_CTL_H
 #define MYMOD_CTL_H
@@ -25,7 +26,7 @@ enum naive_exit {
 	NAIVE_EXIT_CORRECT,           /* the article's order */
 };
 
-/** Parameters (set by the test before insmod()) and counters (kept by the module). */
+/** Parameters, set by the test before insmod(). */
 struct mymod_ctl {
 	/* parameters */
 	bool writer;            /* start the writer kthread (one callback per jiffy) */
@@ -33,10 +34,6 @@ struct mymod_ctl {
 	bool timer;             /* arm the timer (one callback per jiffy, in IRQ context) */
 	int reposters;          /* self-reposting callbacks started by module_init */
 	enum naive_exit naive_exit; /* naivemod only: how its exit ends */
-	/* counters */
-	atomic_t queued;        /* callbacks queued with a function of the module */
-	atomic_t invoked;       /* such callbacks invoked */
-	atomic_t inits, exits;  /* module_init / module_exit calls that completed */
 };
 
 /** Defined by the tests; the modules use it through the executable. */

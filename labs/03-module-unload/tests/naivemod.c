@@ -31,14 +31,12 @@ static int fullstop;
 static void naive_free(struct rcu_head *head)
 {
 	kfree(container_of(head, struct naive_obj, rcu));
-	atomic_inc(&mymod_ctl.invoked);
 }
 
 static void naive_queue(void)
 {
 	struct naive_obj *o = kmalloc(sizeof(*o), GFP_ATOMIC);
 
-	atomic_inc(&mymod_ctl.queued);
 	call_rcu(&o->rcu, naive_free);
 }
 
@@ -60,12 +58,10 @@ static void naive_timer_fn(struct timer_list *t)
 
 static void naive_repost(struct rcu_head *head)
 {
-	atomic_inc(&mymod_ctl.invoked);
 	if (READ_ONCE(fullstop)) {
 		kfree(container_of(head, struct naive_obj, rcu));
 		return;
 	}
-	atomic_inc(&mymod_ctl.queued);
 	call_rcu(head, naive_repost);
 }
 
@@ -75,7 +71,6 @@ static int naive_init(void)
 	for (int i = 0; i < mymod_ctl.reposters; i++) {
 		struct naive_obj *o = kmalloc(sizeof(*o), GFP_KERNEL);
 
-		atomic_inc(&mymod_ctl.queued);
 		call_rcu(&o->rcu, naive_repost);
 	}
 	timer_setup(&naive_timer, naive_timer_fn, 0);
@@ -85,7 +80,6 @@ static int naive_init(void)
 	if (mymod_ctl.writer)
 		writer_task = kthread_run_on_cpu(naive_writer, NULL, mymod_ctl.writer_cpu,
 						 "naive_writer");
-	atomic_inc(&mymod_ctl.inits);
 	return 0;
 }
 
@@ -136,7 +130,6 @@ static void naive_exit(void)
 		rcu_barrier();
 		break;
 	}
-	atomic_inc(&mymod_ctl.exits);
 }
 
 module_init(naive_init);

@@ -59,6 +59,6 @@ SIM_TEST(unload, reload_after_clean_unload,
 				.blimit = 2, .backlog = 5, .loads = 2 };
 
 	run_mymod(&r);
-	cr_assert_eq(ctl_read(&mymod_ctl.inits), 2, "mymod was loaded %d time(s), not twice",
-		     ctl_read(&mymod_ctl.inits));
+	cr_assert_eq(module_counts("mymod").inits, 2, "mymod was loaded %ld time(s), not twice",
+		     module_counts("mymod").inits);
 }

@@ -46,19 +46,11 @@ static struct timer_list mymod_timer;
 /* Set by the exit function: callbacks stop re-posting themselves. */
 static int fullstop;
 
-/* Every callback the module queues goes through here, to be counted. */
-static void mymod_call_rcu(struct rcu_head *head, rcu_callback_t func)
-{
-	atomic_inc(&mymod_ctl.queued);
-	call_rcu(head, func);
-}
-
 static void mymod_free_item(struct rcu_head *head)
 {
 	struct mymod_item *it = container_of(head, struct mymod_item, rcu);
 
 	kfree(it);
-	atomic_inc(&mymod_ctl.invoked);
 }
 
 /* The writer: replace the oldest element, free it after a grace period. */
@@ -74,7 +66,7 @@ static int mymod_writer(void *unused)
 		old = list_first_entry(&mymod_list, struct mymod_item, node);
 		list_add_tail_rcu(&new->node, &mymod_list);
 		list_del_rcu(&old->node);
-		mymod_call_rcu(&old->rcu, mymod_free_item);
+		call_rcu(&old->rcu, mymod_free_item);
 		schedule_timeout(1);
 	}
 	return 0;
@@ -86,7 +78,7 @@ static void mymod_timer_fn(struct timer_list *t)
 	struct mymod_item *it = kmalloc(sizeof(*it), GFP_ATOMIC);
 
 	it->key = -1;
-	mymod_call_rcu(&it->rcu, mymod_free_item);
+	call_rcu(&it->rcu, mymod_free_item);
 	mod_timer(t, jiffies + 1);
 }
 
@@ -95,7 +87,6 @@ static void mymod_repost_cb(struct rcu_head *head)
 {
 	struct mymod_repost *r = container_of(head, struct mymod_repost, rcu);
 
-	atomic_inc(&mymod_ctl.invoked);
 	/* TODO 2: re-post only while the module is not stopping (fullstop);
 	 * otherwise this is the chain's last callback: free its object. */
 	/* BEGIN SOLUTION */
@@ -105,7 +96,7 @@ static void mymod_repost_cb(struct rcu_head *head)
 	}
 	/* END SOLUTION */
 	r->generation++;
-	mymod_call_rcu(&r->rcu, mymod_repost_cb);
+	call_rcu(&r->rcu, mymod_repost_cb);
 }
 
 static int mymod_init(void)
@@ -120,7 +111,7 @@ static int mymod_init(void)
 	for (int i = 0; i < mymod_ctl.reposters; i++) {
 		struct mymod_repost *r = kzalloc(sizeof(*r), GFP_KERNEL);
 
-		mymod_call_rcu(&r->rcu, mymod_repost_cb);
+		call_rcu(&r->rcu, mymod_repost_cb);
 	}
 	timer_setup(&mymod_timer, mymod_timer_fn, 0);
 	if (mymod_ctl.timer)
@@ -129,7 +120,6 @@ static int mymod_init(void)
 	if (mymod_ctl.writer)
 		writer_task = kthread_run_on_cpu(mymod_writer, NULL, mymod_ctl.writer_cpu,
 						 "mymod_writer");
-	atomic_inc(&mymod_ctl.inits);
 	return 0;
 }
 
@@ -159,7 +149,6 @@ static void mymod_exit(void)
 		list_del(&it->node);
 		kfree(it);
 	}
-	atomic_inc(&mymod_ctl.exits);
 }
 
 module_init(mymod_init);
