@@ -12,6 +12,7 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,6 +58,26 @@ struct cb_side {
 	double (*barrier_empty_ns)(const struct cb_side *self, int iters);
 	void *ctx;
 };
+
+/** What one side's readers share: they start together and stop together (readers.c). */
+struct bench_readers {
+	atomic_int go, stop, ready;
+};
+void bench_readers_reset(struct bench_readers *rs);
+/* A reader that does not run the loop (an idle one) says it is ready. */
+void bench_reader_ready(struct bench_readers *rs);
+void bench_readers_wait_ready(struct bench_readers *rs, int n);
+/* The one reader loop: ready, wait for go (calling @relax if not NULL), then
+ * @batch(bench_batch) and @between (if not NULL) until stop. Returns the
+ * pairs read; *sum gets what they read, so that no read is optimised away. */
+unsigned long bench_reader_loop(struct bench_readers *rs, long (*batch)(int n),
+				void (*between)(void), void (*relax)(void), long *sum);
+/* Go, let the ready readers run @secs, then @stop_all(@ctx), which stops
+ * them and returns the pairs they read: the reads per second. */
+double bench_time_reads(struct bench_readers *rs, double secs,
+			unsigned long (*stop_all)(void *ctx), void *ctx);
+/* Mean ns per call of @fn over @iters calls. */
+double bench_mean_ns(void (*fn)(void), int iters);
 
 /* Helpers (main.c). */
 uint64_t bench_now_ns(void);

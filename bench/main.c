@@ -84,122 +84,156 @@ static int calibrate(double ns_per_iter, double target_ns, int lo, int hi)
 	return n < lo ? lo : n > hi ? hi : (int)n;
 }
 
-int main(int argc, char **argv)
-{
-	int reps = 7, threads = 0, cbs = 100000, batch = BENCH_BATCH;
-	double secs = 0.5, sample_ns = 100e6;
-	const char *lab2 = NULL, *lab4 = NULL;
+struct opts {
+	int reps, threads, cbs, batch;
+	double secs, sample_ns;
+	const char *lab2, *lab4;
+};
 
+/* @return 0, or 2 after printing the usage. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .reps = 7, .cbs = 100000, .batch = BENCH_BATCH, .secs = 0.5,
+			    .sample_ns = 100e6 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "--quick")) {
-			reps = 3;
-			secs = 0.1;
-			sample_ns = 20e6;
+			o->reps = 3;
+			o->secs = 0.1;
+			o->sample_ns = 20e6;
 		} else if (!strcmp(a, "--reps") && v) {
-			reps = atoi(v), i++;
+			o->reps = atoi(v), i++;
 		} else if (!strcmp(a, "--secs") && v) {
-			secs = atof(v), i++;
+			o->secs = atof(v), i++;
 		} else if (!strcmp(a, "--threads") && v) {
-			threads = atoi(v), i++;
+			o->threads = atoi(v), i++;
 		} else if (!strcmp(a, "--batch") && v) {
-			batch = atoi(v) > 0 ? atoi(v) : BENCH_BATCH, i++;
+			o->batch = atoi(v) > 0 ? atoi(v) : BENCH_BATCH, i++;
 		} else if (!strcmp(a, "--cbs") && v) {
-			cbs = atoi(v), i++;
+			o->cbs = atoi(v), i++;
 		} else if (!strcmp(a, "--lab2") && v) {
-			lab2 = v, i++;
+			o->lab2 = v, i++;
 		} else if (!strcmp(a, "--lab4") && v) {
-			lab4 = v, i++;
+			o->lab4 = v, i++;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--reps N] [--secs S] [--threads N] "
 				"[--cbs N] [--batch N] [--lab2 SO] [--lab4 SO]\n", argv[0]);
 			return 2;
 		}
 	}
-	find_cpus();
-	if (threads <= 0)
-		threads = nr_online > 0 ? nr_online : 1;
+	return 0;
+}
 
+/* Every side measured, and the iterations calibrated for each. */
+struct sides {
 	const struct read_side *rs[8];
-	int nrs = 0;
-
-	rs[nrs++] = &read_ref;
-	rs[nrs++] = &read_ref_nohook;
-	rs[nrs++] = &read_urcu_qsbr;
-	rs[nrs++] = &read_urcu_memb;
-	rs[nrs++] = &read_rwlock;
-
-	ref_boot(threads);
-
+	int nrs;
 	const struct cb_side *cs[8];
-	int ncs = 0;
-
-	cs[ncs++] = &cb_urcu_memb;
-	if ((cs[ncs] = ref_cb_load("reference-lab2", lab2)))
-		ncs++;
-	if ((cs[ncs] = ref_cb_load("reference-lab4", lab4)))
-		ncs++;
-
-	printf("metric,side,x,rep,value\n");
-	fprintf(stderr, "bench: %d CPUs, %d reps, %.2f s per read sample, %d callbacks\n",
-		nr_online, reps, secs, cbs);
-
-	/* Calibrate the update-side loops once (also a warm-up). */
+	int ncs;
 	int sync_iters[8][3], barrier_iters[8];
+};
 
-	for (int s = 0; s < nrs; s++)
+static void find_sides(struct sides *sd, const struct opts *o)
+{
+	sd->rs[sd->nrs++] = &read_ref;
+	sd->rs[sd->nrs++] = &read_ref_nohook;
+	sd->rs[sd->nrs++] = &read_urcu_qsbr;
+	sd->rs[sd->nrs++] = &read_urcu_memb;
+	sd->rs[sd->nrs++] = &read_rwlock;
+	sd->cs[sd->ncs++] = &cb_urcu_memb;
+	if ((sd->cs[sd->ncs] = ref_cb_load("reference-lab2", o->lab2)))
+		sd->ncs++;
+	if ((sd->cs[sd->ncs] = ref_cb_load("reference-lab4", o->lab4)))
+		sd->ncs++;
+}
+
+/* Calibrate the update-side loops once (also a warm-up). */
+static void calibrate_sides(struct sides *sd, const struct opts *o)
+{
+	for (int s = 0; s < sd->nrs; s++)
 		for (int m = 0; m < 3; m++)
-			if (rs[s]->sync_ns)
-				sync_iters[s][m] = calibrate(rs[s]->sync_ns(m, threads, 10),
-							     sample_ns, 10, 1000000);
-	for (int s = 0; s < ncs; s++) {
+			if (sd->rs[s]->sync_ns)
+				sd->sync_iters[s][m] = calibrate(sd->rs[s]->sync_ns(m, o->threads, 10),
+								 o->sample_ns, 10, 1000000);
+	for (int s = 0; s < sd->ncs; s++) {
 		/* liburcu starts its call_rcu worker at the first call_rcu(): until
 		 * then its rcu_barrier() has nothing to wait for. */
 		struct cb_result warm;
 
-		cs[s]->run(cs[s], 1000, &warm);
+		sd->cs[s]->run(sd->cs[s], 1000, &warm);
 	}
-	for (int s = 0; s < ncs; s++)
-		barrier_iters[s] = !cs[s]->barrier_empty_ns ? 0 : calibrate(cs[s]->barrier_empty_ns(cs[s], 3), sample_ns, 3, 100000);
+	for (int s = 0; s < sd->ncs; s++)
+		sd->barrier_iters[s] = !sd->cs[s]->barrier_empty_ns ? 0 :
+			calibrate(sd->cs[s]->barrier_empty_ns(sd->cs[s], 3), o->sample_ns, 3, 100000);
+}
 
-	for (int rep = 0; rep < reps; rep++) {
-		fprintf(stderr, "bench: repetition %d/%d\n", rep + 1, reps);
-		/* The read pair alone: one reader, quiescent states 64x rarer. */
-		bench_batch = BENCH_PAIR_BATCH;
-		for (int k = 0; k < nrs; k++) {
-			const struct read_side *r = rs[(k + rep) % nrs];
+/* The read sides of one repetition, each visited in an order that rotates. */
+static void measure_reads(const struct sides *sd, const struct opts *o, int rep)
+{
+	/* The read pair alone: one reader, quiescent states 64x rarer. */
+	bench_batch = BENCH_PAIR_BATCH;
+	for (int k = 0; k < sd->nrs; k++) {
+		const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
 
-			emit("read_pair_ns", r->name, 1, rep, 1e9 / r->reads_per_s(1, secs));
+		emit("read_pair_ns", r->name, 1, rep, 1e9 / r->reads_per_s(1, o->secs));
+	}
+	bench_batch = o->batch;
+	for (int t = 1; t <= o->threads; t++)
+		for (int k = 0; k < sd->nrs; k++) {
+			const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
+
+			emit("reads_per_s", r->name, t, rep, r->reads_per_s(t, o->secs));
 		}
-		bench_batch = batch;
-		for (int t = 1; t <= threads; t++)
-			for (int k = 0; k < nrs; k++) {
-				const struct read_side *r = rs[(k + rep) % nrs];
+	for (int m = 0; m < 3; m++)
+		for (int k = 0; k < sd->nrs; k++) {
+			int s = (k + rep) % sd->nrs;
 
-				emit("reads_per_s", r->name, t, rep, r->reads_per_s(t, secs));
-			}
-		for (int m = 0; m < 3; m++)
-			for (int k = 0; k < nrs; k++) {
-				int s = (k + rep) % nrs;
-
-				if (rs[s]->sync_ns)
-					emit(mode_name[m], rs[s]->name, m == SYNC_ALONE ? 0 : threads,
-					     rep, rs[s]->sync_ns(m, threads, sync_iters[s][m]));
-			}
-		for (int k = 0; k < ncs; k++) {
-			int s = (k + rep) % ncs;
-			struct cb_result res;
-
-			if (cs[s]->barrier_empty_ns)
-				emit("barrier_empty_ns", cs[s]->name, 0, rep,
-				     cs[s]->barrier_empty_ns(cs[s], barrier_iters[s]));
-			cs[s]->run(cs[s], cbs, &res);
-			emit("call_rcu_ns", cs[s]->name, cbs, rep, res.enqueue_ns);
-			if (res.barrier_ns >= 0)
-				emit("barrier_full_ns", cs[s]->name, cbs, rep, res.barrier_ns);
-			emit("callbacks_per_s", cs[s]->name, cbs, rep, res.cbs_per_s);
+			if (sd->rs[s]->sync_ns)
+				emit(mode_name[m], sd->rs[s]->name, m == SYNC_ALONE ? 0 : o->threads,
+				     rep, sd->rs[s]->sync_ns(m, o->threads, sd->sync_iters[s][m]));
 		}
+}
+
+/* The callback sides of one repetition. */
+static void measure_callbacks(const struct sides *sd, const struct opts *o, int rep)
+{
+	for (int k = 0; k < sd->ncs; k++) {
+		int s = (k + rep) % sd->ncs;
+		const struct cb_side *c = sd->cs[s];
+		struct cb_result res;
+
+		if (c->barrier_empty_ns)
+			emit("barrier_empty_ns", c->name, 0, rep,
+			     c->barrier_empty_ns(c, sd->barrier_iters[s]));
+		c->run(c, o->cbs, &res);
+		emit("call_rcu_ns", c->name, o->cbs, rep, res.enqueue_ns);
+		if (res.barrier_ns >= 0)
+			emit("barrier_full_ns", c->name, o->cbs, rep, res.barrier_ns);
+		emit("callbacks_per_s", c->name, o->cbs, rep, res.cbs_per_s);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct sides sd = { .nrs = 0 };
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	find_cpus();
+	if (o.threads <= 0)
+		o.threads = nr_online > 0 ? nr_online : 1;
+	ref_boot(o.threads);
+	find_sides(&sd, &o);
+	printf("metric,side,x,rep,value\n");
+	fprintf(stderr, "bench: %d CPUs, %d reps, %.2f s per read sample, %d callbacks\n",
+		nr_online, o.reps, o.secs, o.cbs);
+	calibrate_sides(&sd, &o);
+	for (int rep = 0; rep < o.reps; rep++) {
+		fprintf(stderr, "bench: repetition %d/%d\n", rep + 1, o.reps);
+		measure_reads(&sd, &o, rep);
+		measure_callbacks(&sd, &o, rep);
 	}
 	ref_halt();
 	return 0;

@@ -42,7 +42,7 @@ extern int bench_ref_cpus;
 
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp;
-static atomic_int go, stop, ready;
+static struct bench_readers rs;
 static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
 
 struct reader {
@@ -53,35 +53,41 @@ struct reader {
 	long sum;
 };
 
+static long read_batch(int n)
+{
+	long sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		rcu_read_lock();
+		struct bench_obj *p = rcu_dereference(gp);
+		sum += p->value;
+		rcu_read_unlock();
+	}
+	return sum;
+}
+
+static void quiescent_state(void)
+{
+	cond_resched();
+}
+
+static void relax(void)
+{
+	cpu_relax();
+}
+
 static int reader(void *arg)
 {
 	struct reader *r = arg;
-	unsigned long reads = 0;
-	long sum = 0;
-	const int batch = bench_batch;
 
 	bench_pin(r->i);
 	if (r->idle) {
 		/* Blocked outside any critical section: its CPU is idle. */
-		atomic_fetch_add(&ready, 1);
-		wait_event(idle_wq, atomic_load(&stop) || kthread_should_stop());
+		bench_reader_ready(&rs);
+		wait_event(idle_wq, atomic_load(&rs.stop) || kthread_should_stop());
 		return 0;
 	}
-	atomic_fetch_add(&ready, 1);
-	while (!atomic_load(&go))
-		cpu_relax();
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < batch; i++) {
-			rcu_read_lock();
-			struct bench_obj *p = rcu_dereference(gp);
-			sum += p->value;
-			rcu_read_unlock();
-		}
-		reads += batch;
-		cond_resched();
-	}
-	r->reads = reads;
-	r->sum = sum;
+	r->reads = bench_reader_loop(&rs, read_batch, quiescent_state, relax, &r->sum);
 	return 0;
 }
 
@@ -95,59 +101,53 @@ static struct reader *start_readers(int n, bool idle)
 	}
 	if (!gp)
 		rcu_assign_pointer(gp, &obj);
-	atomic_store(&go, 0);
-	atomic_store(&stop, 0);
-	atomic_store(&ready, 0);
+	bench_readers_reset(&rs);
 	for (int i = 0; i < n; i++) {
 		r[i].i = i;
 		r[i].idle = idle;
 		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%u");
 	}
-	while (atomic_load(&ready) < n)
-		;
+	bench_readers_wait_ready(&rs, n);
 	return r;
 }
 
-static unsigned long stop_readers(struct reader *r, int n)
+struct run {
+	struct reader *r;
+	int n;
+};
+
+static unsigned long stop_readers(void *arg)
 {
+	struct run *run = arg;
 	unsigned long total = 0;
 
-	atomic_store(&stop, 1);
+	atomic_store(&rs.stop, 1);
 	wake_up(&idle_wq);
-	for (int i = 0; i < n; i++) {
-		kthread_stop(r[i].task);
-		total += r[i].reads;
+	for (int i = 0; i < run->n; i++) {
+		kthread_stop(run->r[i].task);
+		total += run->r[i].reads;
 	}
-	free(r);
+	free(run->r);
 	return total;
 }
 
 static double reads_per_s(int n, double secs)
 {
-	struct reader *r = start_readers(n, false);
-	uint64_t t0 = bench_now_ns();
+	struct run run = { start_readers(n, false), n };
 
-	atomic_store(&go, 1);
-	bench_sleep(secs);
-	uint64_t t1 = bench_now_ns();
-	unsigned long total = stop_readers(r, n);
-
-	return total / ((t1 - t0) * 1e-9);
+	return bench_time_reads(&rs, secs, stop_readers, &run);
 }
 
 static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 {
 	int n = mode == SYNC_ALONE ? 0 : nreaders;
-	struct reader *r = start_readers(n, mode == SYNC_IDLE);
+	struct run run = { start_readers(n, mode == SYNC_IDLE), n };
 
-	atomic_store(&go, 1);
-	uint64_t t0 = bench_now_ns();
-	for (int i = 0; i < iters; i++)
-		synchronize_rcu();
-	uint64_t t1 = bench_now_ns();
+	atomic_store(&rs.go, 1);
+	double ns = bench_mean_ns(synchronize_rcu, iters);
 
-	stop_readers(r, n);
-	return (double)(t1 - t0) / iters;
+	stop_readers(&run);
+	return ns;
 }
 
 #ifdef BENCH_NOHOOK

@@ -30,7 +30,7 @@
 
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp = &obj;
-static atomic_int go, stop, ready;
+static struct bench_readers rs;
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
 
@@ -42,112 +42,117 @@ struct reader {
 	long sum;
 };
 
+static long read_batch(int n)
+{
+	long sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		F(read_lock)();
+		struct bench_obj *p = rcu_dereference(gp);
+		sum += p->value;
+		F(read_unlock)();
+	}
+	return sum;
+}
+
+#ifdef BENCH_QSBR
+static void quiescent_state(void)
+{
+	F(quiescent_state)();
+}
+#else
+#define quiescent_state NULL
+#endif
+
+/* Registered, blocked outside any critical section. */
+static void idle_reader(void)
+{
+#ifdef BENCH_QSBR
+	F(thread_offline)();
+#endif
+	pthread_mutex_lock(&idle_lock);
+	bench_reader_ready(&rs);
+	while (!atomic_load(&rs.stop))
+		pthread_cond_wait(&idle_cv, &idle_lock);
+	pthread_mutex_unlock(&idle_lock);
+#ifdef BENCH_QSBR
+	F(thread_online)();
+#endif
+}
+
 static void *reader(void *arg)
 {
 	struct reader *r = arg;
-	unsigned long reads = 0;
-	long sum = 0;
-	const int batch = bench_batch;
 
 	bench_pin(r->i);
 	F(register_thread)();
-	if (r->idle) {
-		/* Registered, blocked outside any critical section. */
-#ifdef BENCH_QSBR
-		F(thread_offline)();
-#endif
-		pthread_mutex_lock(&idle_lock);
-		atomic_fetch_add(&ready, 1);
-		while (!atomic_load(&stop))
-			pthread_cond_wait(&idle_cv, &idle_lock);
-		pthread_mutex_unlock(&idle_lock);
-#ifdef BENCH_QSBR
-		F(thread_online)();
-#endif
-		F(unregister_thread)();
-		return NULL;
-	}
-	atomic_fetch_add(&ready, 1);
-	while (!atomic_load(&go))
-		;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (int i = 0; i < batch; i++) {
-			F(read_lock)();
-			struct bench_obj *p = rcu_dereference(gp);
-			sum += p->value;
-			F(read_unlock)();
-		}
-		reads += batch;
-#ifdef BENCH_QSBR
-		F(quiescent_state)();
-#endif
-	}
-	r->reads = reads;
-	r->sum = sum;
+	if (r->idle)
+		idle_reader();
+	else
+		r->reads = bench_reader_loop(&rs, read_batch, quiescent_state, NULL, &r->sum);
 	F(unregister_thread)();
 	return NULL;
 }
 
 static struct reader *start_readers(int n, bool idle)
 {
-	struct reader *r = calloc(n, sizeof(*r));
+	struct reader *r = calloc(n ? n : 1, sizeof(*r));
 
-	atomic_store(&go, 0);
-	atomic_store(&stop, 0);
-	atomic_store(&ready, 0);
+	bench_readers_reset(&rs);
 	for (int i = 0; i < n; i++) {
 		r[i].i = i;
 		r[i].idle = idle;
 		pthread_create(&r[i].thread, NULL, reader, &r[i]);
 	}
-	while (atomic_load(&ready) < n)
-		;
+	bench_readers_wait_ready(&rs, n);
 	return r;
 }
 
-static unsigned long stop_readers(struct reader *r, int n)
+struct run {
+	struct reader *r;
+	int n;
+};
+
+static unsigned long stop_readers(void *arg)
 {
+	struct run *run = arg;
 	unsigned long total = 0;
 
 	pthread_mutex_lock(&idle_lock);
-	atomic_store(&stop, 1);
+	atomic_store(&rs.stop, 1);
 	pthread_cond_broadcast(&idle_cv);
 	pthread_mutex_unlock(&idle_lock);
-	for (int i = 0; i < n; i++) {
-		pthread_join(r[i].thread, NULL);
-		total += r[i].reads;
+	for (int i = 0; i < run->n; i++) {
+		pthread_join(run->r[i].thread, NULL);
+		total += run->r[i].reads;
 	}
-	free(r);
+	free(run->r);
 	return total;
 }
 
 static double reads_per_s(int n, double secs)
 {
-	struct reader *r = start_readers(n, false);
-	uint64_t t0 = bench_now_ns();
+	struct run run = { start_readers(n, false), n };
 
-	atomic_store(&go, 1);
-	bench_sleep(secs);
-	uint64_t t1 = bench_now_ns();
-	unsigned long total = stop_readers(r, n);
+	return bench_time_reads(&rs, secs, stop_readers, &run);
+}
 
-	return total / ((t1 - t0) * 1e-9);
+static void synchronize(void)
+{
+	F(synchronize_rcu)();
 }
 
 static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 {
 	int n = mode == SYNC_ALONE ? 0 : nreaders;
-	struct reader *r = start_readers(n, mode == SYNC_IDLE);
+	struct run run = { start_readers(n, mode == SYNC_IDLE), n };
 
-	atomic_store(&go, 1);
+	atomic_store(&rs.go, 1);
 	/* The updater is not a registered reader (QSBR: it must not be online). */
-	uint64_t t0 = bench_now_ns();
-	for (int i = 0; i < iters; i++)
-		F(synchronize_rcu)();
-	uint64_t t1 = bench_now_ns();
+	double ns = bench_mean_ns(synchronize, iters);
 
-	stop_readers(r, n);
-	return (double)(t1 - t0) / iters;
+	stop_readers(&run);
+	return ns;
 }
 
 const struct read_side SIDE = {
@@ -190,16 +195,19 @@ static void cb_run(const struct cb_side *self, int n, struct cb_result *res)
 	free(heads);
 }
 
+static void barrier(void)
+{
+	F(barrier)();
+}
+
 static double cb_barrier_empty_ns(const struct cb_side *self, int iters)
 {
 	(void)self;
 	F(register_thread)();
-	uint64_t t0 = bench_now_ns();
-	for (int i = 0; i < iters; i++)
-		F(barrier)();
-	uint64_t t1 = bench_now_ns();
+	double ns = bench_mean_ns(barrier, iters);
+
 	F(unregister_thread)();
-	return (double)(t1 - t0) / iters;
+	return ns;
 }
 
 const struct cb_side cb_urcu_memb = {

@@ -130,7 +130,6 @@ struct sim_state {
 	unsigned long now_jiffies;
 	struct list_head timers;
 	struct sim_pointhold points[MAX_POINTS];
-	_Atomic unsigned long nr_switches;
 	int warns;
 	const char *expect_bug;
 	pthread_t watchdog;

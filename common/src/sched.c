@@ -122,7 +122,6 @@ void cpu_release_locked(struct task_struct *t)
 	sb_drain(c);
 	c->curr = NULL;
 	t->cpu = -1;
-	atomic_fetch_add(&S.nr_switches, 1);
 	if (!list_empty(&c->runq)) {
 		struct task_struct *n =
 			list_first_entry(&c->runq, struct task_struct, runq_node);
@@ -595,11 +594,6 @@ int rcu_read_lock_depth(void)
 	return sim_current ? sim_current->rcu_depth : 0;
 }
 
-unsigned long sim_nr_context_switches(void)
-{
-	return atomic_load(&S.nr_switches);
-}
-
 /* ---- kthreads ---------------------------------------------------------- */
 
 static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
@@ -754,7 +748,6 @@ void sim_boot(const struct sim_config *cfg)
 	S.quiescer = NULL;
 	S.warns = 0;
 	S.expect_bug = NULL;
-	atomic_store(&S.nr_switches, 0);
 	memset(S.points, 0, sizeof(S.points));
 	INIT_LIST_HEAD(&S.tasks);
 	INIT_LIST_HEAD(&cpu_qs_wq.waiters);

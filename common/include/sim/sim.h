@@ -163,8 +163,5 @@ int sim_warn_count(void);
  */
 void sim_expect_bug(const char *substring);
 
-/** sim_nr_context_switches() - context switches since boot, all CPUs. */
-unsigned long sim_nr_context_switches(void);
-
 /** @} */
 #endif
