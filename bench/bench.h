@@ -12,6 +12,7 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,23 +60,38 @@ struct cb_side {
 	void *ctx;
 };
 
-/** What one side's readers share: they start together and stop together (readers.c). */
+struct task_struct;
+/** One reader thread of a side (the reference's are kthreads: @task). */
+struct bench_reader {
+	int i;                      /* its index: the CPU it is pinned to */
+	bool idle;                  /* blocks outside any critical section */
+	unsigned long reads;        /* pairs read */
+	long sum;                   /* what they read, so no read is optimised away */
+	pthread_t thread;
+	struct task_struct *task;
+};
+
+/** A side's readers: they start together and stop together (readers.c). */
 struct bench_readers {
 	atomic_int go, stop, ready;
+	struct bench_reader *r;
+	int n;
+	void (*spawn)(struct bench_reader *r);  /* start one reader */
+	void (*join)(struct bench_reader *r);   /* wait until it has returned */
+	void (*wake)(void);                     /* stop is set: wake idle readers (or NULL) */
 };
-void bench_readers_reset(struct bench_readers *rs);
 /* A reader that does not run the loop (an idle one) says it is ready. */
 void bench_reader_ready(struct bench_readers *rs);
-void bench_readers_wait_ready(struct bench_readers *rs, int n);
 /* The one reader loop: ready, wait for go (calling @relax if not NULL), then
- * @batch(bench_batch) and @between (if not NULL) until stop. Returns the
- * pairs read; *sum gets what they read, so that no read is optimised away. */
-unsigned long bench_reader_loop(struct bench_readers *rs, long (*batch)(int n),
-				void (*between)(void), void (*relax)(void), long *sum);
-/* Go, let the ready readers run @secs, then @stop_all(@ctx), which stops
- * them and returns the pairs they read: the reads per second. */
-double bench_time_reads(struct bench_readers *rs, double secs,
-			unsigned long (*stop_all)(void *ctx), void *ctx);
+ * @batch(bench_batch) and @between (if not NULL) until stop; sets r->reads
+ * and r->sum. */
+void bench_reader_loop(struct bench_readers *rs, struct bench_reader *r,
+		       long (*batch)(int n), void (*between)(void), void (*relax)(void));
+/* Reads per second of @n busy readers over @secs. */
+double bench_time_reads(struct bench_readers *rs, int n, double secs);
+/* Mean ns per @sync() over @iters calls, with @n readers busy or idle. */
+double bench_time_sync(struct bench_readers *rs, int n, bool idle, void (*sync)(void),
+		       int iters);
 /* Mean ns per call of @fn over @iters calls. */
 double bench_mean_ns(void (*fn)(void), int iters);
 

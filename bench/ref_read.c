@@ -42,16 +42,7 @@ extern int bench_ref_cpus;
 
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp;
-static struct bench_readers rs;
 static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
-
-struct reader {
-	struct task_struct *task;
-	int i;
-	bool idle;
-	unsigned long reads;
-	long sum;
-};
 
 static long read_batch(int n)
 {
@@ -76,9 +67,11 @@ static void relax(void)
 	cpu_relax();
 }
 
+static struct bench_readers rs;
+
 static int reader(void *arg)
 {
-	struct reader *r = arg;
+	struct bench_reader *r = arg;
 
 	bench_pin(r->i);
 	if (r->idle) {
@@ -87,67 +80,49 @@ static int reader(void *arg)
 		wait_event(idle_wq, atomic_load(&rs.stop) || kthread_should_stop());
 		return 0;
 	}
-	r->reads = bench_reader_loop(&rs, read_batch, quiescent_state, relax, &r->sum);
+	bench_reader_loop(&rs, r, read_batch, quiescent_state, relax);
 	return 0;
 }
 
-static struct reader *start_readers(int n, bool idle)
+static void spawn(struct bench_reader *r)
 {
-	struct reader *r = calloc(n ? n : 1, sizeof(*r));
+	r->task = kthread_run_on_cpu(reader, r, r->i, "reader/%u");
+}
 
+static void join(struct bench_reader *r)
+{
+	kthread_stop(r->task);
+}
+
+static void wake(void)
+{
+	wake_up(&idle_wq);
+}
+
+static struct bench_readers rs = { .spawn = spawn, .join = join, .wake = wake };
+
+/* Readers are kthreads on simulated CPUs: no more than there are. */
+static int readers_fit(int n)
+{
 	if (n > bench_ref_cpus) {
 		fprintf(stderr, "bench: %d readers, %d simulated CPUs\n", n, bench_ref_cpus);
 		abort();
 	}
 	if (!gp)
 		rcu_assign_pointer(gp, &obj);
-	bench_readers_reset(&rs);
-	for (int i = 0; i < n; i++) {
-		r[i].i = i;
-		r[i].idle = idle;
-		r[i].task = kthread_run_on_cpu(reader, &r[i], i, "reader/%u");
-	}
-	bench_readers_wait_ready(&rs, n);
-	return r;
-}
-
-struct run {
-	struct reader *r;
-	int n;
-};
-
-static unsigned long stop_readers(void *arg)
-{
-	struct run *run = arg;
-	unsigned long total = 0;
-
-	atomic_store(&rs.stop, 1);
-	wake_up(&idle_wq);
-	for (int i = 0; i < run->n; i++) {
-		kthread_stop(run->r[i].task);
-		total += run->r[i].reads;
-	}
-	free(run->r);
-	return total;
+	return n;
 }
 
 static double reads_per_s(int n, double secs)
 {
-	struct run run = { start_readers(n, false), n };
-
-	return bench_time_reads(&rs, secs, stop_readers, &run);
+	return bench_time_reads(&rs, readers_fit(n), secs);
 }
 
 static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 {
-	int n = mode == SYNC_ALONE ? 0 : nreaders;
-	struct run run = { start_readers(n, mode == SYNC_IDLE), n };
+	int n = readers_fit(mode == SYNC_ALONE ? 0 : nreaders);
 
-	atomic_store(&rs.go, 1);
-	double ns = bench_mean_ns(synchronize_rcu, iters);
-
-	stop_readers(&run);
-	return ns;
+	return bench_time_sync(&rs, n, mode == SYNC_IDLE, synchronize_rcu, iters);
 }
 
 #ifdef BENCH_NOHOOK

@@ -10,14 +10,6 @@
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp = &obj;
-static struct bench_readers rs;
-
-struct reader {
-	pthread_t thread;
-	int i;
-	unsigned long reads;
-	long sum;
-};
 
 static long read_batch(int n)
 {
@@ -32,45 +24,32 @@ static long read_batch(int n)
 	return sum;
 }
 
+static struct bench_readers rs;
+
 static void *reader(void *arg)
 {
-	struct reader *r = arg;
+	struct bench_reader *r = arg;
 
 	bench_pin(r->i);
-	r->reads = bench_reader_loop(&rs, read_batch, NULL, NULL, &r->sum);
+	bench_reader_loop(&rs, r, read_batch, NULL, NULL);
 	return NULL;
 }
 
-struct run {
-	struct reader *r;
-	int n;
-};
-
-static unsigned long stop_readers(void *arg)
+static void spawn(struct bench_reader *r)
 {
-	struct run *run = arg;
-	unsigned long total = 0;
-
-	atomic_store(&rs.stop, 1);
-	for (int i = 0; i < run->n; i++) {
-		pthread_join(run->r[i].thread, NULL);
-		total += run->r[i].reads;
-	}
-	free(run->r);
-	return total;
+	pthread_create(&r->thread, NULL, reader, r);
 }
+
+static void join(struct bench_reader *r)
+{
+	pthread_join(r->thread, NULL);
+}
+
+static struct bench_readers rs = { .spawn = spawn, .join = join };
 
 static double reads_per_s(int n, double secs)
 {
-	struct run run = { calloc(n ? n : 1, sizeof(struct reader)), n };
-
-	bench_readers_reset(&rs);
-	for (int i = 0; i < n; i++) {
-		run.r[i].i = i;
-		pthread_create(&run.r[i].thread, NULL, reader, &run.r[i]);
-	}
-	bench_readers_wait_ready(&rs, n);
-	return bench_time_reads(&rs, secs, stop_readers, &run);
+	return bench_time_reads(&rs, n, secs);
 }
 
 const struct read_side read_rwlock = {

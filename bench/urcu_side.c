@@ -30,17 +30,8 @@
 
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp = &obj;
-static struct bench_readers rs;
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
-
-struct reader {
-	pthread_t thread;
-	int i;
-	bool idle;
-	unsigned long reads;
-	long sum;
-};
 
 static long read_batch(int n)
 {
@@ -64,6 +55,8 @@ static void quiescent_state(void)
 #define quiescent_state NULL
 #endif
 
+static struct bench_readers rs;
+
 /* Registered, blocked outside any critical section. */
 static void idle_reader(void)
 {
@@ -82,61 +75,44 @@ static void idle_reader(void)
 
 static void *reader(void *arg)
 {
-	struct reader *r = arg;
+	struct bench_reader *r = arg;
 
 	bench_pin(r->i);
 	F(register_thread)();
 	if (r->idle)
 		idle_reader();
 	else
-		r->reads = bench_reader_loop(&rs, read_batch, quiescent_state, NULL, &r->sum);
+		bench_reader_loop(&rs, r, read_batch, quiescent_state, NULL);
 	F(unregister_thread)();
 	return NULL;
 }
 
-static struct reader *start_readers(int n, bool idle)
+static void spawn(struct bench_reader *r)
 {
-	struct reader *r = calloc(n ? n : 1, sizeof(*r));
-
-	bench_readers_reset(&rs);
-	for (int i = 0; i < n; i++) {
-		r[i].i = i;
-		r[i].idle = idle;
-		pthread_create(&r[i].thread, NULL, reader, &r[i]);
-	}
-	bench_readers_wait_ready(&rs, n);
-	return r;
+	pthread_create(&r->thread, NULL, reader, r);
 }
 
-struct run {
-	struct reader *r;
-	int n;
-};
-
-static unsigned long stop_readers(void *arg)
+static void join(struct bench_reader *r)
 {
-	struct run *run = arg;
-	unsigned long total = 0;
+	pthread_join(r->thread, NULL);
+}
 
+/* stop is already set: a reader that has not yet waited sees it under the lock. */
+static void wake(void)
+{
 	pthread_mutex_lock(&idle_lock);
-	atomic_store(&rs.stop, 1);
 	pthread_cond_broadcast(&idle_cv);
 	pthread_mutex_unlock(&idle_lock);
-	for (int i = 0; i < run->n; i++) {
-		pthread_join(run->r[i].thread, NULL);
-		total += run->r[i].reads;
-	}
-	free(run->r);
-	return total;
 }
+
+static struct bench_readers rs = { .spawn = spawn, .join = join, .wake = wake };
 
 static double reads_per_s(int n, double secs)
 {
-	struct run run = { start_readers(n, false), n };
-
-	return bench_time_reads(&rs, secs, stop_readers, &run);
+	return bench_time_reads(&rs, n, secs);
 }
 
+/* The updater is not a registered reader (QSBR: it must not be online). */
 static void synchronize(void)
 {
 	F(synchronize_rcu)();
@@ -144,15 +120,8 @@ static void synchronize(void)
 
 static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 {
-	int n = mode == SYNC_ALONE ? 0 : nreaders;
-	struct run run = { start_readers(n, mode == SYNC_IDLE), n };
-
-	atomic_store(&rs.go, 1);
-	/* The updater is not a registered reader (QSBR: it must not be online). */
-	double ns = bench_mean_ns(synchronize, iters);
-
-	stop_readers(&run);
-	return ns;
+	return bench_time_sync(&rs, mode == SYNC_ALONE ? 0 : nreaders, mode == SYNC_IDLE,
+			       synchronize, iters);
 }
 
 const struct read_side SIDE = {
