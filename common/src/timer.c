@@ -1,10 +1,13 @@
 /*
- * timer.c - virtual time and timers.
+ * timer.c - virtual time, timers, and the sleeps built on them
+ * (schedule_timeout(), msleep()).
  *
  * Rule kept here: jiffies move only under S.lock, by the test's hand or by
  * the scheduler when nothing else can run; a timer's function runs in IRQ
  * context on the timer's CPU, through that CPU's "timer" interrupt, which
- * looks the timer up on the armed list, never through a stale pointer.
+ * looks the timer up on the armed list, never through a stale pointer. A
+ * sleep is a timer that wakes its task: it never returns early unless
+ * wake_up_process() ends it, and it always disarms its timer before return.
  */
 #include <linux/timer.h>
 #include <linux/sched.h>
