@@ -7,7 +7,7 @@ student's command would see the same way.
 Stages, each check one PASS or FAIL line, each stage timed, then one line
 `N passed, N failed`:
   manifests      each lab.json loads (the one loader's checks); tests = the
-                 binary's tests
+                 binary's tests; each mutant's patch applies (git apply --check)
   starters       labs/ equals what gen-starters derives from solutions/
   common         the simulated kernel's own suite passes
   solutions      every lab against solutions/: every test passes (full points)
@@ -15,18 +15,20 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
                  test fails (0 points), read per test from Criterion's JSON
   mutants        each mutant applied to a copy of solutions/ loses points: at
                  least one test fails, and every test it names in killed_by
-  valgrind       the valgrind preset on common and on the solutions (ctest)
+  presets        the valgrind, asan and tsan presets on common and on the
+                 solutions (their CTest tests, one lab label at a time)
   docs           both doc editions, link check
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 import xml.etree.ElementTree as ET
 
 import gradescope_check
-from workbook import build, reports, run as wbrun
+from workbook import build, mutants, reports, run as wbrun
 from workbook.common import Fail, JOBS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs
 from workbook.starters import starter_diffs
@@ -83,23 +85,19 @@ def run_lab_tests(d, lab, names=None):
 # ---------------------------------------------------------------- stages
 
 def stage_manifests(sh, labs):
-    sh.stage("manifests and starters")
+    """lab.json already passed the loader (all_labs()); the mutants' index and
+    patches, and the starters, are checked here."""
+    sh.stage("manifests, mutants' patches and starters")
     for lab in labs:
-        problems = []
-        if lab.max_points != 100:
-            problems.append(f"points total {lab.max_points}, not 100")
-        for t in lab.tests:
-            if not t.get("hint"):
-                problems.append(f"test {t.get('name')} has no hint")
-        for mu in lab.mutants:
-            try:
-                with open(os.path.join(SOLUTIONS, lab.name, mu.get("file", ""))) as f:
-                    n = f.read().count(mu.get("replace", "\0"))
-            except OSError:
-                n = -1
-            if n != 1:
-                problems.append(f"mutant {mu.get('name')}: 'replace' occurs {n} time(s)")
-        sh.check(not problems, f"manifest {lab.name}", "; ".join(problems))
+        sh.check(True, f"manifest {lab.name} (format, keys, 100 points, hints, cited TODOs)")
+        try:
+            mus = mutants.load(lab)
+        except Fail as e:
+            sh.check(False, f"mutants of {lab.name}", str(e))
+            continue
+        bad = [f"{m.name}: {why}" for m in mus for why in [mutants.check(m)] if why]
+        sh.check(bool(mus) and not bad, f"mutants of {lab.name}: {len(mus)} patch(es) apply "
+                 "cleanly (git apply --check)", "; ".join(bad) or ("" if mus else "none"))
     problems = starter_diffs(labs)
     sh.check(not problems, "starters equal what gen-starters derives", "; ".join(problems))
 
@@ -184,39 +182,32 @@ def stage_starters(sh, labs):
         sh.row(lab)["starters"] = f"{pts}/{lab.max_points}"
 
 
-def mutant_caught(sh, lab, mu, mu_dir, src):
+def mutant_caught(sh, mu, mu_dir, src):
     """Apply MU to the copy SRC, build, run its killed_by tests; True if caught."""
-    f = os.path.join(src, lab.name, mu["file"])
-    orig = os.path.join(SOLUTIONS, lab.name, mu["file"])
-    with open(orig) as fh:
-        text = fh.read()
-    what = f"mutant {lab.name}/{mu.get('name')}"
-    if text.count(mu["replace"]) != 1:
-        return sh.check(False, what, "'replace' does not occur exactly once")
-    with open(f, "w") as fh:
-        fh.write(text.replace(mu["replace"], mu["with"]))
+    lab = mu.lab
+    what = f"mutant {lab.name}/{mu.name}"
+    files = mu.files()
+    why = mutants.apply(mu, src)
     try:
+        if why:
+            return sh.check(False, what, f"does not apply: {why}")
         ok, err, _ = build.build(mu_dir, [lab.target], src)
         if not ok:
             return sh.check(False, what, f"does not compile: {err}")
-        names = lab.names()
         # The tests it names are enough to prove it caught (and faster);
         # without killed_by, the whole lab runs.
-        kb = [k for k in mu.get("killed_by", []) if k in names]
-        run_names, res = run_lab_tests(mu_dir, lab, kb or names)
-        lost = sum(int(t.get("points", 0)) for t in lab.tests
-                   if t["name"] in res and not res[t["name"]][0])
+        run_names, res = run_lab_tests(mu_dir, lab, mu.killed_by or lab.names())
+        lost = sum(t["points"] for t in lab.tests if t["name"] in res and not res[t["name"]][0])
         failed = [n for n in run_names if not res[n][0]]
-        missed = [k for k in mu.get("killed_by", []) if k not in names] + \
-            [k for k in kb if res[k][0]]
+        missed = [k for k in mu.killed_by if res[k][0]]
         good = bool(failed) and not missed
         return sh.check(good, f"{what} caught: loses {lost} points, "
                         f"{len(failed)}/{len(run_names)} test(s) run fail",
                         ("survives every test" if not failed else
-                         f"killed_by tests that pass or do not exist: {', '.join(missed)}")
-                        if not good else "")
+                         f"killed_by tests that pass: {', '.join(missed)}") if not good else "")
     finally:
-        shutil.copyfile(orig, f)
+        for f in files:
+            shutil.copyfile(os.path.join(SOLUTIONS, lab.name, f), os.path.join(src, lab.name, f))
 
 
 def stage_mutants(sh, labs):
@@ -225,20 +216,44 @@ def stage_mutants(sh, labs):
     src = os.path.join(mu_dir, "impl")
     if os.path.isdir(src):
         shutil.rmtree(src)
-    shutil.copytree(SOLUTIONS, src)
+    shutil.copytree(SOLUTIONS, src, ignore=shutil.ignore_patterns("mutants"))
     if not configured(sh, mu_dir, "mutants (a copy of solutions/)", src, "solutions",
                       werror=False):
         return
     build.build(mu_dir, [l.target for l in labs])
     for lab in labs:
-        caught = sum(mutant_caught(sh, lab, mu, mu_dir, src) for mu in lab.mutants)
-        sh.row(lab)["mutants"] = f"{caught}/{len(lab.mutants)}"
+        mus = mutants.load(lab)
+        caught = sum(mutant_caught(sh, mu, mu_dir, src) for mu in mus)
+        sh.row(lab)["mutants"] = f"{caught}/{len(mus)}"
     # leave the copy equal to solutions/ and built
     build.build(mu_dir, [l.target for l in labs])
 
 
+def preset_env(checker):
+    """The environment CMakePresets.json's test preset CHECKER sets (one place)."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)
+    env = dict(os.environ)
+    for t in presets.get("testPresets", []):
+        if t["name"] == checker:
+            env.update({k: v.replace("${sourceDir}", ROOT)
+                        for k, v in t.get("environment", {}).items()})
+    return env
+
+
+def failed_tests(ctest_output):
+    """The names in ctest's 'The following tests FAILED:' list."""
+    out = []
+    for ln in ctest_output.splitlines():
+        m = re.match(r"^\s+\d+ - (\S+) \((.*)\)$", ln)
+        if m:
+            out.append(f"{m.group(1)} ({m.group(2)})")
+    return out
+
+
 def stage_preset(sh, labs, checker):
-    """The CHECKER preset (valgrind) on common and every solution, by ctest label."""
+    """The CHECKER preset (valgrind, asan, tsan) on common and every solution:
+    its CTest tests, one label at a time, with the preset's environment."""
     sh.stage(f"{checker} preset on common and solutions")
     d = bdir(checker)
     if not configured(sh, d, checker, "solutions", "own", checker=checker):
@@ -246,15 +261,19 @@ def stage_preset(sh, labs, checker):
     ok, err, _ = build.build(d, ["all"])
     if not sh.check(ok, f"build {checker}", err):
         return
+    env = preset_env(checker)
     for label in ["common"] + [l.label for l in labs]:
         t1 = time.time()
-        r = subprocess.run(["ctest", "--test-dir", d, "-L", f"^{label}$", "--output-on-failure",
-                            "--no-tests=error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, stdin=subprocess.DEVNULL)
-        tail = [ln for ln in r.stdout.splitlines()
-                if "Synthesis" in ln or ln.startswith("[FAIL]")][-3:]
-        sh.check(r.returncode == 0, f"{checker} {label} ({time.time() - t1:.0f}s)",
-                 " | ".join(tail) if r.returncode else "")
+        r = subprocess.run(["ctest", "--test-dir", d, "-L", f"^{label}$", "-j2",
+                            "--output-on-failure", "--no-tests=error"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           stdin=subprocess.DEVNULL)
+        m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", r.stdout)
+        count = f"{int(m.group(3)) - int(m.group(2))}/{m.group(3)} pass, " if m else ""
+        bad = failed_tests(r.stdout)
+        sh.check(r.returncode == 0, f"{checker} {label}: {count}{time.time() - t1:.0f}s",
+                 (", ".join(bad[:6]) or r.stdout.strip().splitlines()[-1:][0] if r.stdout.strip()
+                  else "no output") if r.returncode else "")
 
 
 def stage_docs(sh, sol):
@@ -289,7 +308,8 @@ def run(quick=False):
     stage_starters(sh, labs)
     stage_mutants(sh, labs)
     if not quick:
-        stage_preset(sh, labs, "valgrind")
+        for checker in ("valgrind", "asan", "tsan"):
+            stage_preset(sh, labs, checker)
     stage_docs(sh, sol)
     return finish(sh)
 

@@ -31,7 +31,8 @@ Instructors
                               the student distribution (no solutions/, quiz answers, mutants)
 Maintainers
   selftest [--quick]          prove the workbook: solutions pass, starters fail, mutants caught,
-                              starters generated, valgrind clean, docs build (CI runs this)
+                              starters generated, valgrind, asan and tsan clean (not with --quick),
+                              docs build (CI runs this)
   gen-starters [--check] [--force] [LAB...]
                               derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
 Readers

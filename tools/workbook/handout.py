@@ -1,5 +1,4 @@
 """The student handout."""
-import json
 import os
 import re
 import shutil
@@ -35,7 +34,8 @@ def copy_handout(out, files, release):
     kept = 0
     for rel in files:
         parts = rel.split("/")
-        if parts[0] == "solutions" and not (len(parts) > 1 and parts[1] in release):
+        if parts[0] == "solutions" and not (len(parts) > 2 and parts[1] in release
+                                            and parts[2] != "mutants"):
             continue
         if parts[0] in ("grading", "bench") or rel in ("docs/instructors.md",) or \
                 parts[0].startswith("build"):
@@ -48,13 +48,6 @@ def copy_handout(out, files, release):
                 text = strip_answers(f.read())
             with open(dst, "w") as f:
                 f.write(text)
-        elif parts[0] == "labs" and parts[-1] == "lab.json":
-            with open(src) as f:
-                m = json.load(f)
-            m.pop("mutants", None)
-            with open(dst, "w") as f:
-                json.dump(m, f, indent=2)
-                f.write("\n")
         else:
             shutil.copy2(src, dst)
         kept += 1

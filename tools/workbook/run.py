@@ -96,9 +96,11 @@ def parse_report(json_path):
 
 
 def list_tests(exe):
-    """Test names (suite/name) the binary holds, from --list."""
+    """Test names (suite/name) the binary holds, from --list: Criterion's tree
+    ("suite: N tests" then "├── name") or the tsan shim's "suite/name" lines."""
     r = subprocess.run([exe, "--list"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       text=True, stdin=subprocess.DEVNULL, env=clean_env(), timeout=60)
+                       text=True, stdin=subprocess.DEVNULL, timeout=60,
+                       env=clean_env({"ASAN_OPTIONS": "detect_leaks=0"}))
     names, suite = [], None
     for ln in r.stdout.splitlines():
         m = re.match(r"^(\S+): \d+ tests?$", ln)
@@ -108,6 +110,8 @@ def list_tests(exe):
         m = re.match(r"^[├└│]── (\S+)", ln)
         if m and suite:
             names.append(f"{suite}/{m.group(1)}")
+        elif re.fullmatch(r"[A-Za-z_]\w*/[A-Za-z_]\w*", ln.strip()):
+            names.append(ln.strip())
     return names
 
 
