@@ -119,13 +119,14 @@ endfunction()
 # reads the lab's manifest with the workbook's one loader for the
 # timeouts); the directory's TEST_INCLUDE_FILES loads it when ctest runs.
 # Before the first build, ctest shows one failing labN_NOT_BUILT test.
+# LABDIR empty (a binary with no lab.json, e.g. common_tests): default timeouts.
 function(workbook_discover_tests target label labdir)
   set(ctest_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_ctest.cmake")
   set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake")
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools"
             ${Python3_EXECUTABLE} -B -m workbook.ctest --exe $<TARGET_FILE:${target}>
-            --lab "${labdir}" --out "${ctest_file}"
+            "--lab=${labdir}" --label ${label} --out "${ctest_file}"
             "--emulator=${CMAKE_CROSSCOMPILING_EMULATOR}"
             "--disable=${WORKBOOK_CTEST_DISABLED}"
             --timeout-scale ${WORKBOOK_TIMEOUT_SCALE}
@@ -140,4 +141,8 @@ function(workbook_discover_tests target label labdir)
     "  set_tests_properties(${label}_NOT_BUILT PROPERTIES LABELS ${label})\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
+  if(labdir)
+    # a changed lab.json (a timeout) relinks, so the step writes the file again
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${labdir}/lab.json")
+  endif()
 endfunction()

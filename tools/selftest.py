@@ -75,11 +75,12 @@ def configured(sh, d, what, impl, prior, **kw):
 
 
 def run_lab_tests(d, lab, names=None):
-    """Run NAMES (default: all) of LAB's binary in build folder D."""
+    """Run NAMES (default: all) of LAB's binary in build folder D; (names,
+    results, logs)."""
     names = names or lab.names()
-    res, _ = wbrun.run_tests(wbrun.exe_path(d, lab), names, os.path.join(d, "runs", lab.label),
-                             lab.timeouts(), JOBS)
-    return names, res
+    res, logs = wbrun.run_tests(wbrun.exe_path(d, lab), names,
+                                os.path.join(d, "runs", lab.label), lab.timeouts(), JOBS)
+    return names, res, logs
 
 
 # ---------------------------------------------------------------- stages
@@ -134,14 +135,13 @@ def stage_solutions(sh, labs, sol):
                  f"only in the binary: {sorted(set(listed) - set(mnames))}, "
                  f"only in lab.json: {sorted(set(mnames) - set(listed))}"
                  if sorted(listed) != sorted(mnames) else "")
-        names, res = run_lab_tests(sol, lab)
-        pts, _ = wbrun.score_lab(lab, res)
+        names, res, logs = run_lab_tests(sol, lab)
+        graded.append(reports.lab_result(lab, res, logs))
+        pts = graded[-1]["score"]
         bad = [n for n in names if not res[n][0]]
         sh.check(bool(names) and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/"
                  f"{len(names)} pass, {pts}/{lab.max_points} points", ", ".join(bad))
         sh.row(lab)["solutions"] = f"{pts}/{lab.max_points}"
-        graded.append({"lab": lab, "error": "", "results": res, "score": pts,
-                       "max": lab.max_points})
     return graded
 
 
@@ -173,7 +173,7 @@ def stage_starters(sh, labs):
         ok, err, _ = build.build(st, [lab.target])
         if not sh.check(ok, f"starters {lab.name} compile without warnings", err):
             continue
-        names, res = run_lab_tests(st, lab)
+        names, res, _ = run_lab_tests(st, lab)
         pts, _ = wbrun.score_lab(lab, res)
         good = [n for n in names if res[n][0]]
         sh.check(bool(names) and not good, f"starters {lab.name}: {len(names) - len(good)}/"
@@ -196,7 +196,7 @@ def mutant_caught(sh, mu, mu_dir, src):
             return sh.check(False, what, f"does not compile: {err}")
         # The tests it names are enough to prove it caught (and faster);
         # without killed_by, the whole lab runs.
-        run_names, res = run_lab_tests(mu_dir, lab, mu.killed_by or lab.names())
+        run_names, res, _ = run_lab_tests(mu_dir, lab, mu.killed_by or lab.names())
         lost = sum(t["points"] for t in lab.tests if t["name"] in res and not res[t["name"]][0])
         failed = [n for n in run_names if not res[n][0]]
         missed = [k for k in mu.killed_by if res[k][0]]
@@ -279,7 +279,8 @@ def stage_preset(sh, labs, checker):
 def stage_docs(sh, sol):
     sh.stage("docs")
     if "docs-check" not in build.ninja_targets(sol):
-        sh.check(False, "docs", "no docs-check target: doxygen or graphviz missing (./workbook setup)")
+        sh.check(False, "docs", "no docs-check target: doxygen or graphviz is missing "
+                 "(./workbook setup)")
         return
     # both editions, warnings as errors, links, no solution code or answers
     ok, err, _ = build.build(sol, ["docs-check"])

@@ -15,6 +15,7 @@ Criterion's silent no-run traps (`usage: `, `Synthesis: Tested: 0 `).
 import argparse
 import fnmatch
 import os
+import subprocess
 import sys
 
 from .common import Fail, warn
@@ -22,6 +23,19 @@ from .manifest import DEFAULT_TIMEOUT, Lab
 from .run import list_tests
 
 MARGIN = 30     # seconds CTest adds to a test's own limit (start-up, the report)
+
+
+class Unlisted:
+    """A test binary with no manifest (common/'s own): default timeouts."""
+
+    def __init__(self, label):
+        self.label = label
+
+    def names(self):
+        return []
+
+    def timeouts(self):
+        return {}
 
 
 def bracket(s):
@@ -52,20 +66,24 @@ def ctest_script(lab, exe, names, emulator, disable, scale):
 def main(argv):
     ap = argparse.ArgumentParser(prog="workbook.ctest")
     ap.add_argument("--exe", required=True)
-    ap.add_argument("--lab", required=True, help="the lab's folder (labs/NN-name)")
+    ap.add_argument("--lab", default="", help="the lab's folder (labs/NN-name)")
+    ap.add_argument("--label", default="", help="without --lab: the label (common)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--emulator", default="", help="a CMake list put before the binary")
     ap.add_argument("--disable", default="", help="a CMake list of suite/name globs")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
     a = ap.parse_args(argv)
     try:
-        lab = Lab(os.path.abspath(a.lab))
-        names = list_tests(a.exe)
+        lab = Lab(os.path.abspath(a.lab)) if a.lab else Unlisted(a.label or "common")
+        try:
+            names = list_tests(a.exe)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise Fail(f"{a.exe} --list: {e}")
         if not names:
             raise Fail(f"{a.exe} --list names no test")
         missing = sorted(set(lab.names()) - set(names))
         if missing:
-            warn(f"{lab.name}: lab.json's tests not in the binary: {', '.join(missing)}")
+            warn(f"{lab.label}: lab.json's tests not in the binary: {', '.join(missing)}")
         text = ctest_script(lab, a.exe, names, a.emulator,
                             [g for g in a.disable.split(";") if g], a.timeout_scale)
     except Fail as e:

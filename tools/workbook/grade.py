@@ -10,8 +10,8 @@ import time
 from .build import build, check_deps, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, say
 from .manifest import all_labs, select_labs
-from .reports import check_out_file, render, report_gradescope, report_text, write_out
-from .run import exe_path, run_tests, score_lab
+from .reports import check_out_file, lab_result, render, report_gradescope, report_text, write_out
+from .run import exe_path, run_tests
 
 
 def locate_impl(d):
@@ -114,22 +114,18 @@ def grade_labs(impl, labs, prior, slot, jobs=2):
         slot.configured = True
     out = []
     for lab in labs:
-        r = {"lab": lab, "error": "", "results": {}, "score": 0, "max": lab.max_points}
         need = [lab.name] + ([] if prior == "solutions" else lab.uses)
         miss = [m for n in need for m in missing.get(n, [])]
         if miss:
-            r["error"] = "; ".join(miss)
-        else:
-            ok, err, _ = build(slot.dir, [lab.target], slot.stage)
-            if not ok:
-                r["error"] = f"does not compile: {err}"
-            else:
-                exe = exe_path(slot.dir, lab)
-                r["results"], _ = run_tests(exe, lab.names(),
-                                            os.path.join(slot.dir, "runs", lab.label),
-                                            lab.timeouts(), jobs)
-                r["score"], _ = score_lab(lab, r["results"])
-        out.append(r)
+            out.append(lab_result(lab, error="; ".join(miss)))
+            continue
+        ok, err, _ = build(slot.dir, [lab.target], slot.stage)
+        if not ok:
+            out.append(lab_result(lab, error=f"does not compile: {err}"))
+            continue
+        res, logs = run_tests(exe_path(slot.dir, lab), lab.names(),
+                              os.path.join(slot.dir, "runs", lab.label), lab.timeouts(), jobs)
+        out.append(lab_result(lab, res, logs))
     return out
 
 
@@ -180,8 +176,7 @@ def grade_batch(a, labs):
                 results = grade_labs(impl, labs, a.prior, slot, 2)
                 err = ""
             except Fail as e:
-                results = [{"lab": l, "error": str(e), "results": {}, "score": 0,
-                            "max": l.max_points} for l in labs]
+                results = [lab_result(l, error=str(e)) for l in labs]
                 err = str(e)
             secs = time.time() - t1
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", sub)

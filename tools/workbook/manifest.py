@@ -43,6 +43,18 @@ TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
 TODO_MARK = re.compile(r"\bTODO (\d+)\b")
 
 
+def read_json(path):
+    """The JSON document at PATH; Fail, naming the file, if unreadable or invalid."""
+    where = os.path.relpath(path, ROOT)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise Fail(f"{where}: cannot be read: {e.strerror}")
+    except ValueError as e:
+        raise Fail(f"{where}: not valid JSON: {e}")
+
+
 def _type_name(t):
     if isinstance(t, list):
         return f"a list of {_type_name(t[0])}"
@@ -149,8 +161,9 @@ def check_todos(where, m, folder):
     for what, text in texts:
         missing = sorted(cited_todos(text) - have)
         if missing:
-            raise Fail(f"{where}: {what} cites TODO {', '.join(map(str, missing))}, which "
-                       f"the starter does not hold (it has TODO {', '.join(map(str, sorted(have)))})")
+            cites, holds = (", ".join(map(str, x)) for x in (missing, sorted(have)))
+            raise Fail(f"{where}: {what} cites TODO {cites}, which the starter does not "
+                       f"hold (it has TODO {holds})")
 
 
 class Lab:
@@ -160,13 +173,7 @@ class Lab:
         self.dir = path
         self.name = os.path.basename(path)
         where = os.path.relpath(os.path.join(path, "lab.json"), ROOT)
-        try:
-            with open(os.path.join(path, "lab.json")) as f:
-                m = json.load(f)
-        except OSError as e:
-            raise Fail(f"{where}: cannot be read: {e.strerror}")
-        except ValueError as e:
-            raise Fail(f"{where}: not valid JSON: {e}")
+        m = read_json(os.path.join(path, "lab.json"))
         validate(where, m, self.name)
         self.m = m
         self.label = m["label"]

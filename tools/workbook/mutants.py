@@ -7,12 +7,12 @@ solutions/NN-*/mutants/index.json ([{name, description, killed_by}]). Mutants
 live under solutions/ only, so a handout (which has no solutions/) never
 holds one. They are applied to a copy, never to solutions/ itself.
 """
-import json
 import os
 import re
 import subprocess
 
 from .common import Fail, ROOT, SOLUTIONS
+from .manifest import read_json
 
 ENTRY_KEYS = {"name": str, "description": str, "killed_by": list}
 
@@ -35,13 +35,9 @@ def load(lab):
     """LAB's mutants from its index.json, checked against the patches and tests."""
     d = os.path.join(SOLUTIONS, lab.name, "mutants")
     where = os.path.relpath(os.path.join(d, "index.json"), ROOT)
-    try:
-        with open(os.path.join(d, "index.json")) as f:
-            index = json.load(f)
-    except OSError:
+    if not os.path.isfile(os.path.join(d, "index.json")):
         return []
-    except ValueError as e:
-        raise Fail(f"{where}: not valid JSON: {e}")
+    index = read_json(os.path.join(d, "index.json"))
     if not isinstance(index, list):
         raise Fail(f"{where}: must be a list of {{name, description, killed_by}}")
     out, names = [], lab.names()

@@ -1,11 +1,13 @@
 """Grade reports: text, JSON, Gradescope, JUnit."""
+import copy
 import io
 import json
 import os
 import sys
-from xml.sax.saxutils import escape as xml_escape, quoteattr
+import xml.etree.ElementTree as ET
 
 from .common import Fail
+from .run import junit_cases, score_lab
 
 
 def report_text(results, title=None):
@@ -72,23 +74,46 @@ def report_gradescope(results, secs=None):
 
 
 def report_junit(results):
-    o = io.StringIO()
-    o.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="rcu-labs">\n')
+    """JUnit XML built from Criterion's own (--xml) test cases, merged across
+    runs, one testsuite per lab, each case annotated with its points. A test
+    with no case of Criterion's (the lab did not build, a run was killed)
+    gets one saying why."""
+    root = ET.Element("testsuites", name="rcu-labs")
     for r in results:
         rows = list(test_rows([r]))
-        fails = sum(1 for x in rows if not x[2])
-        o.write(f'  <testsuite name={quoteattr(r["lab"].name)} tests="{len(rows)}" '
-                f'failures="{fails}" errors="0">\n')
+        suite = ET.SubElement(root, "testsuite", name=r["lab"].name, tests=str(len(rows)),
+                              failures=str(sum(1 for x in rows if not x[2])), errors="0")
         for lab, t, ok, s, m, out in rows:
-            o.write(f'    <testcase classname={quoteattr(lab.name)} name={quoteattr(t["name"])}>\n')
-            if not ok:
-                first = out.splitlines()[0] if out else "failed"
-                o.write(f'      <failure message={quoteattr(first)}>{xml_escape(out)}</failure>\n')
-            o.write(f'      <system-out>{xml_escape(f"{s}/{m} points")}</system-out>\n')
-            o.write('    </testcase>\n')
-        o.write('  </testsuite>\n')
-    o.write('</testsuites>\n')
-    return o.getvalue()
+            suite.append(junit_case(r.get("junit", {}).get(t["name"]), lab, t, ok, s, m, out))
+    root.set("tests", str(sum(int(x.get("tests")) for x in root)))
+    root.set("failures", str(sum(int(x.get("failures")) for x in root)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def junit_case(crit, lab, t, ok, s, m, out):
+    """Criterion's <testcase> CRIT (or a new one), named lab/test, with points."""
+    case = copy.deepcopy(crit) if crit is not None else ET.Element("testcase")
+    case.set("classname", lab.name)
+    case.set("name", t["name"])
+    judged = case.find("failure") is not None or case.find("error") is not None
+    if not ok and not judged:
+        first = out.splitlines()[0] if out else "failed"
+        ET.SubElement(case, "failure", message=first).text = out
+    props = ET.Element("properties")
+    ET.SubElement(props, "property", name="points", value=str(s))
+    ET.SubElement(props, "property", name="max_points", value=str(m))
+    case.insert(0, props)
+    ET.SubElement(case, "system-out").text = f"{s}/{m} points"
+    return case
+
+
+def lab_result(lab, results=None, logs=(), error=""):
+    """One lab's graded result, as every report reads it."""
+    results = results or {}
+    score = 0 if error else score_lab(lab, results)[0]
+    return {"lab": lab, "error": error, "results": results, "score": score,
+            "max": lab.max_points, "junit": junit_cases(logs)}
 
 
 def render(fmt, results, secs=None, title=None):

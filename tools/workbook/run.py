@@ -95,6 +95,27 @@ def parse_report(json_path):
         return None
 
 
+def junit_cases(log_paths):
+    """{suite/name: <testcase>} from Criterion's own XML reports (--xml) of the
+    runs whose logs are LOG_PATHS; a later run's verdict wins, and a test a
+    run filtered out (SKIPPED there) is taken from the run that ran it."""
+    out = {}
+    for log in log_paths:
+        try:
+            root = ET.parse(log[:-4] + ".xml").getroot()
+        except (OSError, ET.ParseError):
+            continue
+        for s in root.iter("testsuite"):
+            for t in s.iter("testcase"):
+                if t.get("status") == "SKIPPED":
+                    continue
+                for e in t.iter():
+                    if e.text:
+                        e.text = e.text.replace(ROOT + "/", "")
+                out[f"{s.get('name')}/{t.get('name')}"] = t
+    return out
+
+
 def list_tests(exe):
     """Test names (suite/name) the binary holds, from --list: Criterion's tree
     ("suite: N tests" then "├── name") or the tsan shim's "suite/name" lines."""

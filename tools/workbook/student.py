@@ -2,6 +2,8 @@
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import time
 
 from .build import build, configure, first_error
@@ -152,36 +154,51 @@ def watched_files(lab):
     return out
 
 
+def snapshot(files):
+    s = {}
+    for p in files:
+        try:
+            s[p] = os.stat(p).st_mtime_ns
+        except OSError:
+            s[p] = None
+    return s
+
+
+def wait_for_save(files, last):
+    """Block until one of FILES differs from snapshot LAST: on inotifywait
+    (inotify-tools) or entr when installed, else by polling once a second."""
+    dirs = sorted({os.path.dirname(p) for p in files})
+    while snapshot(files) == last:
+        if shutil.which("inotifywait"):
+            # the folders, not the files: editors save by renaming a new file
+            subprocess.run(["inotifywait", "-qq", "-t", "60", "-e",
+                            "close_write,moved_to,create,delete", "--"] + dirs,
+                           stdin=subprocess.DEVNULL)
+        elif shutil.which("entr"):
+            subprocess.run(["entr", "-npz", "true"], input="\n".join(files) + "\n",
+                           text=True, stdout=subprocess.DEVNULL)
+        else:
+            time.sleep(1)
+
+
 def cmd_watch(a):
     lab = find_lab(a.lab)
     files = watched_files(lab)
-
-    def snap():
-        s = {}
-        for p in files:
-            try:
-                s[p] = os.stat(p).st_mtime_ns
-            except OSError:
-                s[p] = None
-        return s
-
-    say(f"watching {', '.join(os.path.relpath(p, ROOT) for p in files)} (Ctrl-C to stop)")
-    last = None
+    how = "inotifywait" if shutil.which("inotifywait") else \
+        "entr" if shutil.which("entr") else "polling once a second"
+    say(f"watching {', '.join(os.path.relpath(p, ROOT) for p in files)} ({how}; Ctrl-C to stop)")
     try:
         while True:
-            cur = snap()
-            if cur != last:
-                last = cur
-                say(time.strftime("\n--- %H:%M:%S ---"))
-                try:
-                    cmd_check(argparse.Namespace(lab=lab.name, test=a.test, prior=a.prior,
-                                                 list=False))
-                except Fail as e:
-                    warn(str(e))
-                last = snap()
+            last = snapshot(files)
+            say(time.strftime("\n--- %H:%M:%S ---"))
+            try:
+                cmd_check(argparse.Namespace(lab=lab.name, test=a.test, prior=a.prior,
+                                             list=False))
+            except Fail as e:
+                warn(str(e))
             if a.once:
                 return 0
-            time.sleep(1)
+            wait_for_save(files, last)
     except KeyboardInterrupt:
         say("")
         return 0
