@@ -11,6 +11,8 @@ set(WORKBOOK_PRIOR "own" CACHE STRING
     "Earlier labs a lab links: own (from WORKBOOK_IMPL) or solutions")
 set_property(CACHE WORKBOOK_PRIOR PROPERTY STRINGS own solutions)
 set(WORKBOOK_ONLY_LABS "" CACHE STRING "Build only these labs (folder names; empty: all)")
+# CTest discovery runs the workbook's own manifest loader (tools/workbook/).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 if(NOT IS_ABSOLUTE "${WORKBOOK_IMPL}")
   get_filename_component(WORKBOOK_IMPL "${CMAKE_SOURCE_DIR}/${WORKBOOK_IMPL}" ABSOLUTE)
 endif()
@@ -108,7 +110,39 @@ function(workbook_add_lab labdir)
     endforeach()
   endif()
 
-  add_test(NAME ${label} COMMAND ${label}_tests --color=never -j2)
-  set_tests_properties(${label} PROPERTIES LABELS ${label} TIMEOUT 900
-    FAIL_REGULAR_EXPRESSION "usage: ;Synthesis: Tested: 0 ")
+  workbook_discover_tests(${label}_tests ${label} "${labdir}")
+endfunction()
+
+# One CTest test per test of TARGET, named labN.suite/name, as
+# gtest_discover_tests does: after each build a POST_BUILD step asks the
+# binary (--list) and writes a CTest script (tools/workbook/ctest.py, which
+# reads the lab's manifest with the workbook's one loader for the
+# timeouts); the directory's TEST_INCLUDE_FILES loads it when ctest runs.
+# Before the first build, ctest shows one failing labN_NOT_BUILT test.
+# LABDIR empty (a binary with no lab.json, e.g. common_tests): default timeouts.
+function(workbook_discover_tests target label labdir)
+  set(ctest_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_ctest.cmake")
+  set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools"
+            ${Python3_EXECUTABLE} -B -m workbook.ctest --exe $<TARGET_FILE:${target}>
+            "--lab=${labdir}" --label ${label} --out "${ctest_file}"
+            "--emulator=${CMAKE_CROSSCOMPILING_EMULATOR}"
+            "--disable=${WORKBOOK_CTEST_DISABLED}"
+            --timeout-scale ${WORKBOOK_TIMEOUT_SCALE}
+    BYPRODUCTS "${ctest_file}"
+    COMMENT "Listing the tests of ${target} for CTest"
+    VERBATIM)
+  file(WRITE "${include_file}"
+    "if(EXISTS \"${ctest_file}\")\n"
+    "  include(\"${ctest_file}\")\n"
+    "else()\n"
+    "  add_test(${label}_NOT_BUILT ${label}_NOT_BUILT)\n"
+    "  set_tests_properties(${label}_NOT_BUILT PROPERTIES LABELS ${label})\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
+  if(labdir)
+    # a changed lab.json (a timeout) relinks, so the step writes the file again
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${labdir}/lab.json")
+  endif()
 endfunction()

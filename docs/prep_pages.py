@@ -13,11 +13,16 @@ Usage:
   prep_pages.py --strip-answers FILE.md      (print FILE without its answers)
 """
 import argparse
-import json
 import os
 import re
 import shutil
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                'tools'))
+from workbook import manifest, mutants  # noqa: E402
+from workbook.common import Fail  # noqa: E402
 
 ANSWERS_RE = re.compile(r'^##\s+Answers\b', re.I)
 H2_RE = re.compile(r'^##\s')
@@ -133,9 +138,9 @@ class Site:
             mf = os.path.join(d, 'lab.json')
             if not re.match(r'\d\d-', name) or not os.path.isfile(mf):
                 continue
-            with open(mf, encoding='utf-8') as f:
-                js = json.load(f)
-            lab = {'name': name, 'json': js, 'dir': d,
+            manifest = load_lab(d)      # the workbook's one loader (validated)
+            js = manifest.m
+            lab = {'name': name, 'json': js, 'dir': d, 'manifest': manifest,
                    'label': js.get('label') or 'lab%d' % lab_number(name),
                    'title': js.get('title', name),
                    'readme': os.path.join(d, 'README.md')}
@@ -294,15 +299,15 @@ class Site:
             if os.path.isfile(os.path.join(sol, f)):
                 out += ['`solutions/%s/%s`:' % (lab['name'], f), '',
                         '\\include %s/%s' % (lab['name'], f), '']
-        muts = lab['json'].get('mutants', [])
+        muts = mutants.load(lab['manifest'])
         if muts:
             out += ['### Mutants {#%s_mutants}' % lab['label'], '',
+                    'Each is a patch, `solutions/%s/mutants/NAME.patch`.' % lab['name'], '',
                     '| mutant | file | what it breaks | killed by |', '| --- | --- | --- | --- |']
             for mu in muts:
-                desc = str(mu.get('description', '')).replace('|', '\\|').replace('\n', ' ')
-                kb = ', '.join('`%s`' % k for k in mu.get('killed_by', []))
-                out.append('| %s | `%s` | %s | %s |' % (mu.get('name', ''), mu.get('file', ''),
-                                                       desc, kb))
+                desc = mu.description.replace('|', '\\|').replace('\n', ' ')
+                kb = ', '.join('`%s`' % k for k in mu.killed_by)
+                out.append('| %s | `%s` | %s | %s |' % (mu.name, ', '.join(mu.files()), desc, kb))
             out.append('')
         return out
 
@@ -380,6 +385,14 @@ def write(path, text):
     if old != text:          # keep timestamps when nothing changed
         with open(path, 'w', encoding='utf-8') as f:
             f.write(text)
+
+
+def load_lab(d):
+    """The lab at D through the workbook's own loader (tools/workbook/manifest.py)."""
+    try:
+        return manifest.Lab(d)
+    except Fail as e:
+        sys.exit('prep_pages: %s' % e)
 
 
 def main():

@@ -1,8 +1,13 @@
 """selftest - prove the workbook (./workbook selftest; CI runs it).
 
-Checks, each one PASS or FAIL, then one line `N passed, N failed`:
-  manifests      each lab.json: fields, 100 points, tests = the binary's tests,
-                 each mutant's `replace` occurs exactly once in its solution file
+Rule kept here: selftest uses only the workbook package's public functions
+(workbook.manifest, .build, .run, .reports, .starters); what it proves, a
+student's command would see the same way.
+
+Stages, each check one PASS or FAIL line, each stage timed, then one line
+`N passed, N failed`:
+  manifests      each lab.json loads (the one loader's checks); tests = the
+                 binary's tests; each mutant's patch applies (git apply --check)
   starters       labs/ equals what gen-starters derives from solutions/
   common         the simulated kernel's own suite passes
   solutions      every lab against solutions/: every test passes (full points)
@@ -10,20 +15,33 @@ Checks, each one PASS or FAIL, then one line `N passed, N failed`:
                  test fails (0 points), read per test from Criterion's JSON
   mutants        each mutant applied to a copy of solutions/ loses points: at
                  least one test fails, and every test it names in killed_by
-  valgrind       the valgrind preset on common and on the solutions (ctest)
-  docs           the `docs` target, when the build has one
+  presets        the valgrind, asan and tsan presets on common and on the
+                 solutions (their CTest tests, one lab label at a time)
+  docs           both doc editions, link check
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
+import xml.etree.ElementTree as ET
+
+import gradescope_check
+from workbook import build, mutants, reports, run as wbrun
+from workbook.common import Fail, JOBS, ROOT, SOLUTIONS
+from workbook.manifest import all_labs
+from workbook.starters import starter_diffs
 
 
 class Sheet:
+    """The PASS/FAIL lines, the per-lab table and the stage clock."""
+
     def __init__(self):
         self.passed = self.failed = 0
-        self.table = []
+        self.table = {}
+        self.t0 = time.time()
+        self.stages = []          # [title, start, end]
 
     def check(self, ok, what, detail=""):
         if ok:
@@ -33,230 +51,280 @@ class Sheet:
         print(f"{'PASS' if ok else 'FAIL'}  {what}" + (f": {detail}" if detail else ""), flush=True)
         return ok
 
+    def stage(self, title):
+        now = time.time()
+        self.end_stage(now)
+        self.stages.append([title, now, None])
+        print(f"\n== {title} ({now - self.t0:.0f}s) ==", flush=True)
 
-def run(a, wb):
-    t0 = time.time()
-    sh = Sheet()
-    try:
-        labs = wb.all_labs()
-    except wb.Fail as e:
-        sh.check(False, "labs", str(e))
-        labs = []
-    if not os.path.isdir(wb.SOLUTIONS) or any(
-            not os.path.isdir(os.path.join(wb.SOLUTIONS, l.name)) for l in labs):
-        raise wb.Fail("selftest needs every lab's solutions/ (this looks like a handout)", 1)
-    wb.check_deps()
-    root = wb.ROOT
-    B = lambda n: os.path.join(root, f"build-wb-st-{n}")  # noqa: E731
+    def end_stage(self, now=None):
+        if self.stages and self.stages[-1][2] is None:
+            self.stages[-1][2] = now or time.time()
 
-    def step(title):
-        print(f"\n== {title} ({time.time() - t0:.0f}s) ==", flush=True)
+    def row(self, lab):
+        return self.table.setdefault(lab.name, {"solutions": "", "starters": "", "mutants": ""})
 
-    # -- manifests and starters
-    step("manifests and starters")
+
+def bdir(name):
+    return os.path.join(ROOT, f"build-wb-st-{name}")
+
+
+def configured(sh, d, what, impl, prior, **kw):
+    ok, out = build.configure(d, impl, prior, **kw)
+    return sh.check(ok, f"configure {what}", build.first_error(out) if not ok else "")
+
+
+def run_lab_tests(d, lab, names=None):
+    """Run NAMES (default: all) of LAB's binary in build folder D; (names,
+    results, logs)."""
+    names = names or lab.names()
+    res, logs = wbrun.run_tests(wbrun.exe_path(d, lab), names,
+                                os.path.join(d, "runs", lab.label), lab.timeouts(), JOBS)
+    return names, res, logs
+
+
+# ---------------------------------------------------------------- stages
+
+def stage_manifests(sh, labs):
+    """lab.json already passed the loader (all_labs()); the mutants' index and
+    patches, and the starters, are checked here."""
+    sh.stage("manifests, mutants' patches and starters")
     for lab in labs:
-        problems = []
-        for k in ("name", "label", "title", "files", "tests", "hints", "mutants"):
-            if k not in lab.m:
-                problems.append(f"no '{k}'")
-        if lab.m.get("name", lab.name) != lab.name:
-            problems.append(f"name '{lab.m.get('name')}' is not the folder's")
-        if lab.max_points != 100:
-            problems.append(f"points total {lab.max_points}, not 100")
-        for t in lab.tests:
-            if not t.get("hint"):
-                problems.append(f"test {t.get('name')} has no hint")
-        for mu in lab.mutants:
-            path = os.path.join(wb.SOLUTIONS, lab.name, mu.get("file", ""))
-            try:
-                with open(path) as f:
-                    n = f.read().count(mu.get("replace", "\0"))
-            except OSError:
-                n = -1
-            if n != 1:
-                problems.append(f"mutant {mu.get('name')}: 'replace' occurs {n if n >= 0 else 'in no file'}"
-                                f" time(s) in solutions/{lab.name}/{mu.get('file')}")
-        sh.check(not problems, f"manifest {lab.name}", "; ".join(problems))
-    problems = wb.starter_diffs(labs)
+        sh.check(True, f"manifest {lab.name} (format, keys, 100 points, hints, cited TODOs)")
+        try:
+            mus = mutants.load(lab)
+        except Fail as e:
+            sh.check(False, f"mutants of {lab.name}", str(e))
+            continue
+        bad = [f"{m.name}: {why}" for m in mus for why in [mutants.check(m)] if why]
+        sh.check(bool(mus) and not bad, f"mutants of {lab.name}: {len(mus)} patch(es) apply "
+                 "cleanly (git apply --check)", "; ".join(bad) or ("" if mus else "none"))
+    problems = starter_diffs(labs)
     sh.check(not problems, "starters equal what gen-starters derives", "; ".join(problems))
 
-    # -- solutions (and common)
-    step("common and solutions")
-    sol = B("solutions")
-    ok, out = wb.configure(sol, "solutions", "own", werror=True)
-    if not sh.check(ok, "configure solutions (-Werror)", wb.first_error(out) if not ok else ""):
-        return finish(sh, t0)
-    ok, err, _ = wb.build(sol, ["common_tests"] + [l.target for l in labs])
-    sh.check(ok, "build common and solutions without warnings", err)
+
+def stage_common(sh, sol):
     common = os.path.join(sol, "common", "common_tests")
-    if os.path.exists(common):
-        names = wb.list_tests(common)
-        res, _ = wb.run_tests(common, names, os.path.join(sol, "runs", "common"), {}, wb.JOBS,
-                              filter_names=False)
-        bad = [n for n in names if not res.get(n, (False,))[0]]
-        sh.check(bool(names) and not bad, f"common: {len(names) - len(bad)}/{len(names)} pass",
-                 ", ".join(bad))
-    tests_of = {}
+    if not os.path.exists(common):
+        sh.check(False, "common", "not built")
+        return
+    names = wbrun.list_tests(common)
+    res, _ = wbrun.run_tests(common, names, os.path.join(sol, "runs", "common"), {}, JOBS,
+                             filter_names=False)
+    bad = [n for n in names if not res.get(n, (False,))[0]]
+    sh.check(bool(names) and not bad, f"common: {len(names) - len(bad)}/{len(names)} pass",
+             ", ".join(bad))
+
+
+def stage_solutions(sh, labs, sol):
+    """Common and every lab against solutions/; the graded results."""
+    sh.stage("common and solutions")
+    if not configured(sh, sol, "solutions (-Werror)", "solutions", "own", werror=True):
+        return None
+    ok, err, _ = build.build(sol, ["common_tests"] + [l.target for l in labs])
+    sh.check(ok, "build common and solutions without warnings", err)
+    stage_common(sh, sol)
     graded = []
     for lab in labs:
-        exe = wb.exe_path(sol, lab)
+        exe = wbrun.exe_path(sol, lab)
         if not os.path.exists(exe):
             sh.check(False, f"solutions {lab.name}", "not built")
             continue
-        listed = wb.list_tests(exe)
-        tests_of[lab.name] = listed
-        mnames = [t["name"] for t in lab.tests]
+        listed, mnames = wbrun.list_tests(exe), lab.names()
         sh.check(sorted(listed) == sorted(mnames), f"{lab.name}: manifest tests = binary tests",
                  f"only in the binary: {sorted(set(listed) - set(mnames))}, "
                  f"only in lab.json: {sorted(set(mnames) - set(listed))}"
                  if sorted(listed) != sorted(mnames) else "")
-        names = mnames or listed
-        tmo = {t["name"]: t.get("timeout", 60) for t in lab.tests}
-        res, _ = wb.run_tests(exe, names, os.path.join(sol, "runs", lab.label), tmo, wb.JOBS)
-        pts, _ = wb.score_lab(lab, res)
+        names, res, logs = run_lab_tests(sol, lab)
+        graded.append(reports.lab_result(lab, res, logs))
+        pts = graded[-1]["score"]
         bad = [n for n in names if not res[n][0]]
-        sh.check(bool(names) and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/{len(names)} pass,"
-                 f" {pts}/{lab.max_points} points", ", ".join(bad))
-        sh.table.append([lab.name, f"{pts}/{lab.max_points}", "", ""])
-        graded.append({"lab": lab, "error": "", "results": res, "score": pts,
-                       "max": lab.max_points})
+        sh.check(bool(names) and not bad, f"solutions {lab.name}: {len(names) - len(bad)}/"
+                 f"{len(names)} pass, {pts}/{lab.max_points} points", ", ".join(bad))
+        sh.row(lab)["solutions"] = f"{pts}/{lab.max_points}"
+    return graded
 
-    # -- the grader's reports of the solutions
-    if graded:
-        import xml.etree.ElementTree as ET
-        import gradescope_check
-        gs = json.loads(wb.render("gradescope", graded, 1.0))
-        pr = gradescope_check.problems(gs, [l.name for l in labs])
-        sh.check(not pr and gs["score"] == sum(l.max_points for l in labs),
-                 f"gradescope results.json of the solutions: valid, score {gs['score']}",
-                 "; ".join(pr))
-        try:
-            ET.fromstring(wb.render("junit", graded))
-            json.loads(wb.render("json", graded))
-            txt = wb.render("text", graded)
-            ok = txt.rstrip().endswith(f"(total)") and "== Test " in txt
-            sh.check(ok, "junit, json and text reports of the solutions well formed")
-        except Exception as e:  # noqa: BLE001
-            sh.check(False, "junit, json and text reports well formed", str(e))
 
-    # -- starters
-    step("starters fail every test")
-    st = B("starters")
-    ok, out = wb.configure(st, "labs", "solutions", werror=True)
-    if sh.check(ok, "configure starters (-Werror, earlier labs from solutions)",
-                wb.first_error(out) if not ok else ""):
-        for lab in labs:
-            ok, err, _ = wb.build(st, [lab.target])
-            if not sh.check(ok, f"starters {lab.name} compile without warnings", err):
-                continue
-            exe = wb.exe_path(st, lab)
-            names = [t["name"] for t in lab.tests] or tests_of.get(lab.name) or wb.list_tests(exe)
-            tmo = {t["name"]: t.get("timeout", 60) for t in lab.tests}
-            res, _ = wb.run_tests(exe, names, os.path.join(st, "runs", lab.label), tmo, wb.JOBS)
-            pts, _ = wb.score_lab(lab, res)
-            good = [n for n in names if res[n][0]]
-            sh.check(bool(names) and not good, f"starters {lab.name}: {len(names) - len(good)}/{len(names)}"
-                     f" fail, {pts} points", ("pass against the starter: " + ", ".join(good)) if good else "")
-            for row in sh.table:
-                if row[0] == lab.name:
-                    row[2] = f"{pts}/{lab.max_points}"
+def stage_reports(sh, labs, graded):
+    """The grader's reports of the solutions are well formed."""
+    if not graded:
+        return
+    gs = json.loads(reports.render("gradescope", graded, 1.0))
+    pr = gradescope_check.problems(gs, [l.name for l in labs])
+    sh.check(not pr and gs["score"] == sum(l.max_points for l in labs),
+             f"gradescope results.json of the solutions: valid, score {gs['score']}", "; ".join(pr))
+    try:
+        ET.fromstring(reports.render("junit", graded))
+        json.loads(reports.render("json", graded))
+        txt = reports.render("text", graded)
+        ok = txt.rstrip().endswith("(total)") and "== Test " in txt
+        sh.check(ok, "junit, json and text reports of the solutions well formed")
+    except (ValueError, ET.ParseError) as e:
+        sh.check(False, "junit, json and text reports well formed", str(e))
 
-    # -- mutants
-    step("mutants")
-    mu_dir = B("mutants")
+
+def stage_starters(sh, labs):
+    sh.stage("starters fail every test")
+    st = bdir("starters")
+    if not configured(sh, st, "starters (-Werror, earlier labs from solutions)", "labs",
+                      "solutions", werror=True):
+        return
+    for lab in labs:
+        ok, err, _ = build.build(st, [lab.target])
+        if not sh.check(ok, f"starters {lab.name} compile without warnings", err):
+            continue
+        names, res, _ = run_lab_tests(st, lab)
+        pts, _ = wbrun.score_lab(lab, res)
+        good = [n for n in names if res[n][0]]
+        sh.check(bool(names) and not good, f"starters {lab.name}: {len(names) - len(good)}/"
+                 f"{len(names)} fail, {pts} points",
+                 ("pass against the starter: " + ", ".join(good)) if good else "")
+        sh.row(lab)["starters"] = f"{pts}/{lab.max_points}"
+
+
+def mutant_caught(sh, mu, mu_dir, src):
+    """Apply MU to the copy SRC, build, run its killed_by tests; True if caught."""
+    lab = mu.lab
+    what = f"mutant {lab.name}/{mu.name}"
+    files = mu.files()
+    why = mutants.apply(mu, src)
+    try:
+        if why:
+            return sh.check(False, what, f"does not apply: {why}")
+        ok, err, _ = build.build(mu_dir, [lab.target], src)
+        if not ok:
+            return sh.check(False, what, f"does not compile: {err}")
+        # The tests it names are enough to prove it caught (and faster);
+        # without killed_by, the whole lab runs.
+        run_names, res, _ = run_lab_tests(mu_dir, lab, mu.killed_by or lab.names())
+        lost = sum(t["points"] for t in lab.tests if t["name"] in res and not res[t["name"]][0])
+        failed = [n for n in run_names if not res[n][0]]
+        missed = [k for k in mu.killed_by if res[k][0]]
+        good = bool(failed) and not missed
+        return sh.check(good, f"{what} caught: loses {lost} points, "
+                        f"{len(failed)}/{len(run_names)} test(s) run fail",
+                        ("survives every test" if not failed else
+                         f"killed_by tests that pass: {', '.join(missed)}") if not good else "")
+    finally:
+        for f in files:
+            shutil.copyfile(os.path.join(SOLUTIONS, lab.name, f), os.path.join(src, lab.name, f))
+
+
+def stage_mutants(sh, labs):
+    sh.stage("mutants")
+    mu_dir = bdir("mutants")
     src = os.path.join(mu_dir, "impl")
     if os.path.isdir(src):
         shutil.rmtree(src)
-    shutil.copytree(wb.SOLUTIONS, src)
-    ok, out = wb.configure(mu_dir, src, "solutions", werror=False)
-    if sh.check(ok, "configure mutants (a copy of solutions/)", wb.first_error(out) if not ok else ""):
-        wb.build(mu_dir, [l.target for l in labs])
-        for lab in labs:
-            caught = 0
-            for mu in lab.mutants:
-                f = os.path.join(src, lab.name, mu["file"])
-                orig = os.path.join(wb.SOLUTIONS, lab.name, mu["file"])
-                with open(orig) as fh:
-                    text = fh.read()
-                what = f"mutant {lab.name}/{mu.get('name')}"
-                if text.count(mu["replace"]) != 1:
-                    sh.check(False, what, "'replace' does not occur exactly once")
-                    continue
-                with open(f, "w") as fh:
-                    fh.write(text.replace(mu["replace"], mu["with"]))
-                try:
-                    ok, err, _ = wb.build(mu_dir, [lab.target], src)
-                    if not ok:
-                        sh.check(False, what, f"does not compile: {err}")
-                        continue
-                    names = [t["name"] for t in lab.tests] or tests_of.get(lab.name, [])
-                    # The tests it names are enough to prove it caught (and
-                    # faster); without killed_by, the whole lab runs.
-                    kb = [k for k in mu.get("killed_by", []) if k in names]
-                    run_names = kb or names
-                    tmo = {t["name"]: t.get("timeout", 60) for t in lab.tests}
-                    res, _ = wb.run_tests(wb.exe_path(mu_dir, lab), run_names,
-                                          os.path.join(mu_dir, "runs", lab.label), tmo, wb.JOBS)
-                    lost = sum(int(t.get("points", 0)) for t in lab.tests
-                               if t["name"] in res and not res[t["name"]][0])
-                    failed = [n for n in run_names if not res[n][0]]
-                    missed = [k for k in mu.get("killed_by", []) if k not in names] + \
-                        [k for k in kb if res[k][0]]
-                    good = bool(failed) and not missed
-                    caught += good
-                    sh.check(good, f"{what} caught: loses {lost} points, "
-                             f"{len(failed)}/{len(run_names)} test(s) run fail",
-                             ("survives every test" if not failed else
-                              f"killed_by tests that pass or do not exist: {', '.join(missed)}")
-                             if not good else "")
-                finally:
-                    shutil.copyfile(orig, f)
-            for row in sh.table:
-                if row[0] == lab.name:
-                    row[3] = f"{caught}/{len(lab.mutants)}"
-        # leave the copy equal to solutions/ and built
-        wb.build(mu_dir, [l.target for l in labs])
-
-    # -- valgrind
-    if not a.quick:
-        step("valgrind preset on common and solutions")
-        vg = B("valgrind")
-        ok, out = wb.configure(vg, "solutions", "own", checker="valgrind")
-        if sh.check(ok, "configure valgrind", wb.first_error(out) if not ok else ""):
-            ok, err, _ = wb.build(vg, ["all"])
-            if sh.check(ok, "build valgrind", err):
-                for label in ["common"] + [l.label for l in labs]:
-                    t1 = time.time()
-                    r = subprocess.run(["ctest", "--test-dir", vg, "-L", f"^{label}$",
-                                        "--output-on-failure", "--no-tests=error"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       stdin=subprocess.DEVNULL)
-                    tail = [ln for ln in r.stdout.splitlines()
-                            if "Synthesis" in ln or ln.startswith("[FAIL]")][-3:]
-                    sh.check(r.returncode == 0, f"valgrind {label} ({time.time() - t1:.0f}s)",
-                             " | ".join(tail) if r.returncode else "")
-
-    # -- docs
-    step("docs")
-    targets = wb.ninja_targets(sol)
-    if "docs-check" in targets:
-        # both editions, warnings as errors, links, no solution code or answers
-        ok, err, _ = wb.build(sol, ["docs-check"])
-        sh.check(ok, "docs: both editions, link check, no solutions in the student edition", err)
-    elif "docs" in targets:
-        ok, err, _ = wb.build(sol, ["docs"])
-        sh.check(ok, "docs build", err)
-    else:
-        print("(no docs target yet: skipped)")
-
-    return finish(sh, t0)
+    shutil.copytree(SOLUTIONS, src, ignore=shutil.ignore_patterns("mutants"))
+    if not configured(sh, mu_dir, "mutants (a copy of solutions/)", src, "solutions",
+                      werror=False):
+        return
+    build.build(mu_dir, [l.target for l in labs])
+    for lab in labs:
+        mus = mutants.load(lab)
+        caught = sum(mutant_caught(sh, mu, mu_dir, src) for mu in mus)
+        sh.row(lab)["mutants"] = f"{caught}/{len(mus)}"
+    # leave the copy equal to solutions/ and built
+    build.build(mu_dir, [l.target for l in labs])
 
 
-def finish(sh, t0):
+def preset_env(checker):
+    """The environment CMakePresets.json's test preset CHECKER sets (one place)."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)
+    env = dict(os.environ)
+    for t in presets.get("testPresets", []):
+        if t["name"] == checker:
+            env.update({k: v.replace("${sourceDir}", ROOT)
+                        for k, v in t.get("environment", {}).items()})
+    return env
+
+
+def failed_tests(ctest_output):
+    """The names in ctest's 'The following tests FAILED:' list."""
+    out = []
+    for ln in ctest_output.splitlines():
+        m = re.match(r"^\s+\d+ - (\S+) \((.*)\)$", ln)
+        if m:
+            out.append(f"{m.group(1)} ({m.group(2)})")
+    return out
+
+
+def stage_preset(sh, labs, checker):
+    """The CHECKER preset (valgrind, asan, tsan) on common and every solution:
+    its CTest tests, one label at a time, with the preset's environment."""
+    sh.stage(f"{checker} preset on common and solutions")
+    d = bdir(checker)
+    if not configured(sh, d, checker, "solutions", "own", checker=checker):
+        return
+    ok, err, _ = build.build(d, ["all"])
+    if not sh.check(ok, f"build {checker}", err):
+        return
+    env = preset_env(checker)
+    for label in ["common"] + [l.label for l in labs]:
+        t1 = time.time()
+        r = subprocess.run(["ctest", "--test-dir", d, "-L", f"^{label}$", "-j2",
+                            "--output-on-failure", "--no-tests=error"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           stdin=subprocess.DEVNULL)
+        m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", r.stdout)
+        count = f"{int(m.group(3)) - int(m.group(2))}/{m.group(3)} pass, " if m else ""
+        bad = failed_tests(r.stdout)
+        sh.check(r.returncode == 0, f"{checker} {label}: {count}{time.time() - t1:.0f}s",
+                 (", ".join(bad[:6]) or r.stdout.strip().splitlines()[-1:][0] if r.stdout.strip()
+                  else "no output") if r.returncode else "")
+
+
+def stage_docs(sh, sol):
+    sh.stage("docs")
+    if "docs-check" not in build.ninja_targets(sol):
+        sh.check(False, "docs", "no docs-check target: doxygen or graphviz is missing "
+                 "(./workbook setup)")
+        return
+    # both editions, warnings as errors, links, no solution code or answers
+    ok, err, _ = build.build(sol, ["docs-check"])
+    sh.check(ok, "docs: both editions, link check, no solutions in the student edition", err)
+
+
+# ------------------------------------------------------------------ main
+
+def run(quick=False):
+    sh = Sheet()
+    try:
+        labs = all_labs()
+    except Fail as e:
+        sh.check(False, "labs", str(e))
+        return finish(sh)
+    if not os.path.isdir(SOLUTIONS) or any(
+            not os.path.isdir(os.path.join(SOLUTIONS, l.name)) for l in labs):
+        raise Fail("selftest needs every lab's solutions/ (this looks like a handout)", 1)
+    build.check_deps()
+    stage_manifests(sh, labs)
+    sol = bdir("solutions")
+    graded = stage_solutions(sh, labs, sol)
+    if graded is None:
+        return finish(sh)
+    stage_reports(sh, labs, graded)
+    stage_starters(sh, labs)
+    stage_mutants(sh, labs)
+    if not quick:
+        for checker in ("valgrind", "asan", "tsan"):
+            stage_preset(sh, labs, checker)
+    stage_docs(sh, sol)
+    return finish(sh)
+
+
+def finish(sh):
+    sh.end_stage()
     if sh.table:
         print(f"\n{'lab':<24} {'solutions':>10} {'starters':>10} {'mutants caught':>15}")
-        for row in sh.table:
-            print(f"{row[0]:<24} {row[1]:>10} {row[2]:>10} {row[3]:>15}")
-    print(f"\nselftest took {time.time() - t0:.0f}s")
+        for name, row in sh.table.items():
+            print(f"{name:<24} {row['solutions']:>10} {row['starters']:>10} {row['mutants']:>15}")
+    if sh.stages:
+        print("\nstage durations:")
+        for title, start, end in sh.stages:
+            print(f"  {title:<44} {end - start:6.0f}s")
+    print(f"\nselftest took {time.time() - sh.t0:.0f}s")
     print(f"{sh.passed} passed, {sh.failed} failed", flush=True)
     return 1 if sh.failed else 0

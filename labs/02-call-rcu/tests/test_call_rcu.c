@@ -136,7 +136,7 @@ static void scenario_waits_for_reader(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(grace, waits_for_preexisting_reader,
+SIM_TEST(grace, callback_waits_for_older_reader,
 	 .description = "call_rcu(): not invoked while an older reader is inside; "
 			"invoked once after it leaves; container_of() finds the object")
 {

@@ -1,0 +1,71 @@
+"""Configuring and building with CMake and Ninja; the first error."""
+import os
+import re
+import shutil
+import subprocess
+
+from .common import Fail, ROOT
+
+
+def check_deps(need_valgrind=False):
+    missing = [t for t in ("cmake", "ninja", "cc", "pkg-config") if not shutil.which(t)]
+    if not missing and subprocess.run(["pkg-config", "--exists", "criterion"]).returncode:
+        missing.append("libcriterion-dev")
+    if need_valgrind and not shutil.which("valgrind"):
+        missing.append("valgrind")
+    if missing:
+        raise Fail(f"missing {', '.join(missing)}: run ./workbook setup", 1)
+
+
+def configure(bdir, impl="labs", prior="own", werror=False, checker="", only=None, quiet=True):
+    """Configure BDIR (once; again only when the settings change)."""
+    check_deps(checker == "valgrind")
+    impl = os.path.abspath(os.path.join(ROOT, impl))
+    opts = [f"-DWORKBOOK_IMPL={impl}", f"-DWORKBOOK_PRIOR={prior}",
+            f"-DWORKBOOK_WERROR={'ON' if werror else 'OFF'}", f"-DWORKBOOK_CHECKER={checker}",
+            f"-DWORKBOOK_ONLY_LABS={';'.join(only or [])}", "-DCMAKE_BUILD_TYPE=Debug"]
+    stamp = os.path.join(bdir, ".workbook-config")
+    key = "\n".join(opts)
+    if os.path.isfile(os.path.join(bdir, "build.ninja")) and os.path.isfile(stamp):
+        with open(stamp) as f:
+            if f.read() == key:
+                return True, ""
+    r = subprocess.run(["cmake", "-S", ROOT, "-B", bdir, "-G", "Ninja"] + opts,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode:
+        return False, r.stdout
+    with open(stamp, "w") as f:
+        f.write(key)
+    return True, r.stdout
+
+
+def first_error(text, stage=None):
+    """The compiler's (or linker's) first error, paths made relative."""
+    lines = text.splitlines()
+    pick = None
+    for pat in (r"\berror\b", r"undefined reference|multiple definition", r"FAILED|No such file"):
+        for ln in lines:
+            if re.search(pat, ln) and not ln.startswith(("ninja:", "/usr/bin/cc", "FAILED: CMake")):
+                pick = ln
+                break
+        if pick:
+            break
+    pick = pick or (lines[-1] if lines else "build failed")
+    if stage:
+        pick = pick.replace(stage.rstrip("/") + "/", "labs/")
+    return pick.replace(ROOT + "/", "").strip()
+
+
+def build(bdir, targets, stage=None):
+    r = subprocess.run(["ninja", "-C", bdir] + list(targets), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    if r.returncode:
+        return False, first_error(r.stdout, stage), r.stdout
+    return True, "", r.stdout
+
+
+def ninja_targets(bdir):
+    r = subprocess.run(["ninja", "-C", bdir, "-t", "targets", "all"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    return {ln.split(":")[0] for ln in r.stdout.splitlines()}

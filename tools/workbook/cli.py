@@ -1,0 +1,123 @@
+"""The command line: ./workbook --help."""
+import argparse
+import sys
+
+from .common import Fail, warn
+from .grade import cmd_grade
+from .handout import cmd_handout
+from .maint import cmd_bench, cmd_docs, cmd_selftest, cmd_setup
+from .starters import cmd_gen_starters
+from .student import cmd_check, cmd_hint, cmd_status, cmd_watch
+
+
+HELP = """usage: ./workbook COMMAND [options]
+
+Students
+  setup                       install what is missing (apt-get; sudo when not root), then build
+  status [--prior own|solutions]
+                              the board: each lab's tests passed/total, points, next failing test + hint
+  check LAB [--test SUITE/NAME] [--list]
+                              run one lab: failures with the assertion, replay seed and timeline
+  hint LAB [N]                layered hints: one more each time (or hints 1..N)
+  watch LAB [--test SUITE/NAME]
+                              re-run check whenever a file of the lab is saved (Ctrl-C stops)
+Instructors
+  grade [--impl DIR] [--prior own|solutions] [--format text|json|gradescope|junit]
+        [--out FILE] [--force] [LAB...]
+                              grade a submission (a copy of labs/, or a tree holding one)
+  grade --batch DIR --out DIR [-j N] [--prior ...] [LAB...]
+                              grade every subfolder of DIR: grades.csv plus one report each
+  handout OUT [--release LAB...]
+                              the student distribution (no solutions/, quiz answers, mutants)
+Maintainers
+  selftest [--quick]          prove the workbook: solutions pass, starters fail, mutants caught,
+                              starters generated, valgrind, asan and tsan clean (not with --quick),
+                              docs build (CI runs this)
+  gen-starters [--check] [--force] [LAB...]
+                              derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
+Readers
+  docs [--instructor] [--out DIR]
+                              the generated docs (student edition, or with solutions and answers)
+  bench [--quick] [--out DIR] the reference RCU against liburcu and pthread_rwlock
+
+LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
+Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Fail(f"{message} (see ./workbook --help)")
+
+    def print_help(self, file=None):
+        sys.stdout.write(HELP)
+
+
+def main(argv):
+    p = Parser(prog="workbook", add_help=False)
+    p.add_argument("-h", "--help", action="store_true")
+    sub = p.add_subparsers(dest="cmd", parser_class=Parser)
+    sub.add_parser("setup")
+    s = sub.add_parser("status")
+    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+    s.add_argument("labs", nargs="*")
+    s = sub.add_parser("check")
+    s.add_argument("lab")
+    s.add_argument("--test")
+    s.add_argument("--list", action="store_true")
+    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+    s = sub.add_parser("hint")
+    s.add_argument("lab")
+    s.add_argument("n", nargs="?", type=int)
+    s = sub.add_parser("watch")
+    s.add_argument("lab")
+    s.add_argument("--test")
+    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+    s.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
+    s = sub.add_parser("selftest")
+    s.add_argument("--quick", action="store_true")
+    s = sub.add_parser("grade")
+    s.add_argument("--impl")
+    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+    s.add_argument("--format", choices=["text", "json", "gradescope", "junit"], default="text")
+    s.add_argument("--out")
+    s.add_argument("--force", action="store_true")
+    s.add_argument("--batch")
+    s.add_argument("-j", "--jobs", type=int, default=1)
+    s.add_argument("labs", nargs="*")
+    s = sub.add_parser("handout")
+    s.add_argument("out")
+    s.add_argument("--release", nargs="+", metavar="LAB")
+    s = sub.add_parser("bench")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--out")
+    s = sub.add_parser("docs")
+    s.add_argument("--instructor", action="store_true")
+    s.add_argument("--out")
+    s = sub.add_parser("gen-starters")
+    s.add_argument("--check", action="store_true")
+    s.add_argument("--force", action="store_true")
+    s.add_argument("labs", nargs="*")
+    try:
+        if not argv:
+            sys.stdout.write(HELP)
+            return 0
+        if argv[0] in ("-h", "--help", "help"):
+            sys.stdout.write(HELP)
+            return 0
+        if not argv[0].startswith("-") and argv[0] not in sub.choices:
+            raise Fail(f"unknown command '{argv[0]}' (see ./workbook --help)")
+        a = p.parse_args(argv)
+        if a.help or not a.cmd:
+            sys.stdout.write(HELP)
+            return 0
+        fn = {"setup": cmd_setup, "status": cmd_status, "check": cmd_check, "hint": cmd_hint,
+              "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
+              "handout": cmd_handout, "gen-starters": cmd_gen_starters,
+              "bench": cmd_bench, "docs": cmd_docs}[a.cmd]
+        return fn(a)
+    except Fail as e:
+        warn(str(e))
+        return e.code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,124 @@
+"""The student handout."""
+import os
+import re
+import shutil
+import subprocess
+
+import gen_starter
+from .common import Fail, ROOT, SOLUTIONS, say, warn
+from .manifest import all_labs, find_lab
+
+
+def tracked_files():
+    r = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    if r.returncode == 0 and r.stdout:
+        return [p for p in r.stdout.decode().split("\0") if p and os.path.exists(os.path.join(ROOT, p))]
+    out = []
+    for d, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(d, ROOT)
+        dirs[:] = [x for x in dirs if not (x.startswith((".git", "build")) or x in ("traces", "__pycache__"))
+                   or rel != "."]
+        for f in files:
+            out.append(os.path.normpath(os.path.join(rel, f)))
+    return out
+
+
+def strip_answers(text):
+    m = re.search(r"^## Answers\b.*", text, re.M | re.S)
+    return text[:m.start()].rstrip() + "\n" if m else text
+
+
+def copy_handout(out, files, release):
+    """Copy the tracked FILES a student gets into OUT; how many."""
+    kept = 0
+    for rel in files:
+        parts = rel.split("/")
+        if parts[0] == "solutions" and not (len(parts) > 2 and parts[1] in release
+                                            and parts[2] != "mutants"):
+            continue
+        if parts[0] in ("grading", "bench") or rel in ("docs/instructors.md",) or \
+                parts[0].startswith("build"):
+            continue
+        src = os.path.join(ROOT, rel)
+        dst = os.path.join(out, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if parts[0] == "quizzes" and rel.endswith(".md"):
+            with open(src) as f:
+                text = strip_answers(f.read())
+            with open(dst, "w") as f:
+                f.write(text)
+        else:
+            shutil.copy2(src, dst)
+        kept += 1
+    return kept
+
+
+def secret_lines(labs, files, release):
+    """{line: where} for the distinctive solution lines of unreleased labs."""
+    sol_lines = {}
+    for lab in labs:
+        if lab.name in release:
+            continue
+        for f in lab.files:
+            try:
+                with open(os.path.join(SOLUTIONS, lab.name, f)) as fh:
+                    for ln in gen_starter.solution_lines(fh.read()):
+                        sol_lines.setdefault(ln, f"solutions/{lab.name}/{f}")
+            except OSError:
+                pass
+    # Lines the workbook shows students anyway (kernel, tests, the starters'
+    # unmarked parts) are not secrets: keep only the distinctive ones.
+    public = set()
+    for rel in files:
+        top = rel.split("/")[:2]
+        if (top[0] in ("common", "labs") or (top[0] == "solutions" and len(top) > 1
+                                              and top[1] in release)) \
+                and rel.endswith((".c", ".h")):
+            try:
+                with open(os.path.join(ROOT, rel), errors="replace") as fh:
+                    public.update(ln.strip() for ln in fh)
+            except OSError:
+                pass
+    return {k: v for k, v in sol_lines.items() if k not in public}
+
+
+def find_leaks(out, sol_lines):
+    """Every line of a file under OUT that is a secret solution line."""
+    leaks = []
+    for d, _, fs in os.walk(out):
+        for f in fs:
+            p = os.path.join(d, f)
+            try:
+                with open(p, errors="replace") as fh:
+                    for ln in fh:
+                        s = ln.strip()
+                        if s in sol_lines:
+                            leaks.append(f"{os.path.relpath(p, out)}: '{s}' (from {sol_lines[s]})")
+            except OSError:
+                pass
+    return leaks
+
+
+def cmd_handout(a):
+    out = os.path.abspath(a.out)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise Fail(f"{a.out} exists and is not an empty folder")
+    if not os.path.isdir(os.path.dirname(out)):
+        raise Fail(f"folder {os.path.dirname(out)} does not exist")
+    release = {find_lab(x).name for x in (a.release or [])}
+    files = tracked_files()
+    os.makedirs(out, exist_ok=True)
+    kept = copy_handout(out, files, release)
+    # Proof: no line of an unreleased solution region appears anywhere.
+    sol_lines = secret_lines(all_labs(), files, release)
+    leaks = find_leaks(out, sol_lines)
+    say(f"handout: {kept} files in {a.out} (no solutions/, grading/, bench/"
+        f"{', released: ' + ', '.join(sorted(release)) if release else ''}; no quiz answers; no mutants)")
+    if leaks:
+        for l in leaks[:20]:
+            warn(f"solution line in the handout: {l}")
+        return 1
+    say(f"checked: none of the {len(sol_lines)} solution lines of unreleased labs appears in it")
+    say(f"next: cd {a.out} && ./workbook setup && ./workbook status")
+    return 0

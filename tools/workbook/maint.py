@@ -1,0 +1,85 @@
+"""setup, bench, docs and selftest."""
+import os
+import shutil
+import subprocess
+import sys
+
+from .build import check_deps, configure, first_error
+from .common import Fail, ROOT, say
+
+
+PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
+            "python3", "doxygen", "graphviz", "liburcu-dev", "git", "patch", "inotify-tools"]
+
+
+def cmd_setup(a):
+    missing = []
+    if shutil.which("dpkg-query"):
+        for p in PACKAGES:
+            r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+            if "install ok installed" not in r.stdout:
+                missing.append(p)
+        if missing:
+            say(f"installing: {' '.join(missing)}")
+            pre = [] if os.geteuid() == 0 else ["sudo"]
+            if pre and not shutil.which("sudo"):
+                raise Fail(f"need root to install {' '.join(missing)} (no sudo)", 1)
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            for cmd in (["apt-get", "update", "-q"],
+                        ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing):
+                if subprocess.run(pre + cmd, env=env, stdin=subprocess.DEVNULL).returncode:
+                    raise Fail(f"'{' '.join(cmd)}' failed", 1)
+        else:
+            say("all packages present: " + " ".join(PACKAGES))
+    else:
+        say("not a Debian/Ubuntu system: install " + ", ".join(PACKAGES) + " yourself")
+    check_deps()
+    bdir = os.path.join(ROOT, "build-wb-default")
+    ok, out = configure(bdir, "labs", "own")
+    if not ok:
+        raise Fail(f"cmake failed: {first_error(out)}", 1)
+    r = subprocess.run(["ninja", "-C", bdir, "-k", "0"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        say(f"built, with errors in your lab files (./workbook status shows them): {first_error(r.stdout)}")
+    else:
+        say(f"built in {os.path.relpath(bdir, ROOT)}/. Next: ./workbook status")
+    return 0
+
+
+def cmd_bench(a):
+    script = os.path.join(ROOT, "bench", "bench.py")
+    if not os.path.exists(script):
+        raise Fail("bench/ is not part of this copy of the workbook")
+    cmd = [sys.executable, script]
+    if a.quick:
+        cmd.append("--quick")
+    if a.out:
+        cmd += ["--out", os.path.abspath(a.out)]
+    return subprocess.call(cmd, cwd=ROOT, stdin=subprocess.DEVNULL)
+
+
+def cmd_docs(a):
+    edition = "instructor" if a.instructor else "student"
+    bdir = os.path.join(ROOT, "build-wb-docs")
+    conf = ["cmake", "-S", ROOT, "-B", bdir, "-G", "Ninja"]
+    if a.out:
+        out = os.path.abspath(a.out)
+        if os.path.exists(out) and os.listdir(out):
+            raise Fail(f"{a.out} is not empty: choose an empty or new folder")
+        conf.append(f"-DWORKBOOK_DOCS_DIR={out}")
+    for cmd in (conf, ["cmake", "--build", bdir, "--target",
+                       "docs-instructor" if a.instructor else "docs"]):
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise Fail(f"docs build failed: {first_error(r.stdout)} (is doxygen installed? ./workbook setup)", 1)
+    where = os.path.join(a.out, edition) if a.out else os.path.join(bdir, "docs", edition)
+    say(f"{edition} edition: {os.path.join(where, 'html', 'index.html')}")
+    return 0
+
+
+def cmd_selftest(a):
+    import selftest
+    return selftest.run(quick=a.quick)

@@ -1,0 +1,242 @@
+"""Labs and their lab.json: the one loader every command uses.
+
+Rule kept here: lab.json is read only here, and only as the schema below
+allows. A missing or mistyped key, a wrong type, points that do not add up
+to 100, a test without a hint, or a hint citing a TODO the lab's starter
+does not hold fails loudly, in one line naming the file and the key, before
+any command does anything. Defaults (a test's timeout, its visibility) are
+stated once, here.
+
+lab.json, format 1:
+  name        str, the lab's folder name            (required)
+  label       str, labN: CTest label, target prefix  (required)
+  title       str                                    (required)
+  files       [str], the student's files             (required, non-empty)
+  uses        [str], earlier labs linked             (optional, default [])
+  modules     [{name, source, lab?, dir?: "tests"}]  (optional, default [])
+  tests       [{name: "suite/test", points: int, hint: str,
+                timeout?: seconds (DEFAULT_TIMEOUT), visibility?: str}]
+  hints       [str], layered hints for ./workbook hint (required, non-empty)
+  format      1                                      (required)
+"""
+import difflib
+import json
+import os
+import re
+
+import gen_starter
+from .common import Fail, LABS, ROOT, SOLUTIONS
+
+FORMAT = 1
+DEFAULT_TIMEOUT = 60          # seconds a test may run, unless its "timeout" says
+VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+
+# key: (type, required); a type of list means "a list of that"
+TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
+            "title": (str, True), "files": ([str], True), "uses": ([str], False),
+            "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True)}
+TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
+             "timeout": ((int, float), False), "visibility": (str, False)}
+MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
+               "dir": (str, False)}
+TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
+TODO_MARK = re.compile(r"\bTODO (\d+)\b")
+
+
+def read_json(path):
+    """The JSON document at PATH; Fail, naming the file, if unreadable or invalid."""
+    where = os.path.relpath(path, ROOT)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise Fail(f"{where}: cannot be read: {e.strerror}")
+    except ValueError as e:
+        raise Fail(f"{where}: not valid JSON: {e}")
+
+
+def _type_name(t):
+    if isinstance(t, list):
+        return f"a list of {_type_name(t[0])}"
+    if isinstance(t, tuple):
+        return "a number"
+    return {str: "a string", int: "an integer", dict: "an object"}[t]
+
+
+def _is(value, t):
+    if isinstance(t, list):
+        return isinstance(value, list) and all(_is(v, t[0]) for v in value)
+    if t in (int, (int, float)) and isinstance(value, bool):
+        return False
+    return isinstance(value, t)
+
+
+def check_keys(where, obj, schema):
+    """Raise Fail for an unknown, missing or mistyped key of OBJ."""
+    if not isinstance(obj, dict):
+        raise Fail(f"{where}: must be an object")
+    for k in obj:
+        if k not in schema:
+            near = difflib.get_close_matches(k, schema, 1)
+            fix = f"did you mean '{near[0]}'?" if near else f"known keys: {', '.join(schema)}"
+            if k == "mutants":
+                fix = "mutants live in solutions/NN-*/mutants/ since format 1: remove it"
+            raise Fail(f"{where}: unknown key '{k}': {fix}")
+    for k, (t, required) in schema.items():
+        if k not in obj:
+            if required:
+                example = ': add "format": 1' if k == "format" else ""
+                raise Fail(f"{where}: missing key '{k}' ({_type_name(t)}){example}")
+        elif not _is(obj[k], t):
+            raise Fail(f"{where}: '{k}' must be {_type_name(t)}")
+
+
+def cited_todos(text):
+    """The TODO numbers TEXT cites: 'TODO 3', 'TODOs 1, 2', 'TODOs 6-8', 'TODOs 4 to 8'."""
+    out = set()
+    for m in TODO_CITE.finditer(text):
+        for a, b in re.findall(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", m.group(1)):
+            out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
+def starter_todos(name, files):
+    """The TODO numbers the lab's starter holds (derived from solutions/), or
+    None where this copy has no solution to derive it from (a handout, whose
+    labs/ files are the student's own work)."""
+    found = set()
+    for f in files:
+        try:
+            with open(os.path.join(SOLUTIONS, name, f)) as fh:
+                text = gen_starter.starter(fh.read(), f)
+        except (OSError, gen_starter.MarkerError):
+            return None
+        found.update(int(n) for n in TODO_MARK.findall(text))
+    return found
+
+
+def validate(where, m, folder):
+    """Every check of lab.json format 1; raise Fail naming the first problem."""
+    check_keys(where, m, TOP_KEYS)
+    if m["format"] != FORMAT:
+        raise Fail(f"{where}: 'format' is {m['format']}; this workbook reads format {FORMAT}")
+    if m["name"] != folder:
+        raise Fail(f"{where}: 'name' is '{m['name']}', not the folder's '{folder}'")
+    if not re.fullmatch(r"lab\d+", m["label"]):
+        raise Fail(f"{where}: 'label' must be labN, not '{m['label']}'")
+    for k in ("files", "tests", "hints"):
+        if not m[k]:
+            raise Fail(f"{where}: '{k}' is empty")
+    for i, mod in enumerate(m.get("modules", [])):
+        check_keys(f"{where}: modules[{i}]", mod, MODULE_KEYS)
+        if mod.get("dir", "tests") != "tests":
+            raise Fail(f"{where}: modules[{i}]: 'dir' may only be \"tests\"")
+    seen = set()
+    for i, t in enumerate(m["tests"]):
+        at = f"{where}: tests[{i}]"
+        check_keys(at, t, TEST_KEYS)
+        if not re.fullmatch(r"[A-Za-z_]\w*/[A-Za-z_]\w*", t["name"]):
+            raise Fail(f"{at}: 'name' must be suite/test, not '{t['name']}'")
+        if t["name"] in seen:
+            raise Fail(f"{at}: test '{t['name']}' is listed twice")
+        seen.add(t["name"])
+        if t["points"] < 0 or not t["hint"].strip():
+            raise Fail(f"{at} ({t['name']}): needs points >= 0 and a hint")
+        if t.get("timeout", DEFAULT_TIMEOUT) <= 0:
+            raise Fail(f"{at} ({t['name']}): 'timeout' must be > 0 seconds")
+        if t.get("visibility", "visible") not in VISIBILITY:
+            raise Fail(f"{at} ({t['name']}): 'visibility' must be one of {', '.join(VISIBILITY)}")
+    total = sum(t["points"] for t in m["tests"])
+    if total != 100:
+        raise Fail(f"{where}: tests' points add up to {total}, not 100")
+    check_todos(where, m, folder)
+
+
+def check_todos(where, m, folder):
+    have = starter_todos(folder, m["files"])
+    if have is None:
+        return
+    texts = [(f"tests '{t['name']}' hint", t["hint"]) for t in m["tests"]] + \
+        [(f"hints[{i}]", h) for i, h in enumerate(m["hints"])]
+    for what, text in texts:
+        missing = sorted(cited_todos(text) - have)
+        if missing:
+            cites, holds = (", ".join(map(str, x)) for x in (missing, sorted(have)))
+            raise Fail(f"{where}: {what} cites TODO {cites}, which the starter does not "
+                       f"hold (it has TODO {holds})")
+
+
+class Lab:
+    """One lab, as its lab.json describes it (validated)."""
+
+    def __init__(self, path):
+        self.dir = path
+        self.name = os.path.basename(path)
+        where = os.path.relpath(os.path.join(path, "lab.json"), ROOT)
+        m = read_json(os.path.join(path, "lab.json"))
+        validate(where, m, self.name)
+        self.m = m
+        self.label = m["label"]
+        self.title = m["title"]
+        self.files = list(m["files"])
+        self.uses = list(m.get("uses", []))
+        self.modules = list(m.get("modules", []))
+        self.tests = list(m["tests"])
+        self.hints = list(m["hints"])
+        self.target = f"{self.label}_tests"
+        self.max_points = sum(t["points"] for t in self.tests)
+
+    def test(self, name):
+        for t in self.tests:
+            if t["name"] == name:
+                return t
+        return None
+
+    def names(self):
+        """The lab's graded tests (suite/name), in the manifest's order."""
+        return [t["name"] for t in self.tests]
+
+    def timeouts(self):
+        """{suite/name: seconds} for every test (DEFAULT_TIMEOUT unless it says)."""
+        return {t["name"]: t.get("timeout", DEFAULT_TIMEOUT) for t in self.tests}
+
+
+def all_labs():
+    """Every lab under labs/, each lab.json validated; the first problem fails."""
+    if not os.path.isdir(LABS):
+        raise Fail(f"no labs/ folder in {ROOT}")
+    out = []
+    for d in sorted(os.listdir(LABS)):
+        p = os.path.join(LABS, d)
+        if re.match(r"^\d\d-", d) and os.path.isfile(os.path.join(p, "lab.json")):
+            out.append(Lab(p))
+    names = {l.name for l in out}
+    for lab in out:
+        for u in lab.uses + [m["lab"] for m in lab.modules if "lab" in m]:
+            if u not in names:
+                raise Fail(f"labs/{lab.name}/lab.json: uses '{u}', which is no lab folder")
+    return out
+
+
+def find_lab(arg, labs=None):
+    labs = labs if labs is not None else all_labs()
+    a = arg.rstrip("/").split("/")[-1]
+    for lab in labs:
+        if a in (lab.name, lab.label) or lab.name.startswith(a + "-") or \
+                (a.isdigit() and int(a) == int(lab.name[:2])):
+            return lab
+    names = ", ".join(l.name for l in labs) or "none"
+    raise Fail(f"unknown lab '{arg}' (labs: {names})")
+
+
+def select_labs(args_labs):
+    labs = all_labs()
+    if not args_labs:
+        return labs
+    seen, out = set(), []
+    for a in args_labs:
+        lab = find_lab(a, labs)
+        if lab.name not in seen:
+            seen.add(lab.name)
+            out.append(lab)
+    return sorted(out, key=lambda l: l.name)

@@ -1,0 +1,77 @@
+"""Mutants: deliberately wrong solutions that prove the tests can fail.
+
+Rule kept here: a mutant is a patch file beside what it patches,
+solutions/NN-*/mutants/NAME.patch (a unified diff, paths a/FILE relative to
+solutions/NN-*/), listed with the tests that must catch it in
+solutions/NN-*/mutants/index.json ([{name, description, killed_by}]). Mutants
+live under solutions/ only, so a handout (which has no solutions/) never
+holds one. They are applied to a copy, never to solutions/ itself.
+"""
+import os
+import re
+import subprocess
+
+from .common import Fail, ROOT, SOLUTIONS
+from .manifest import read_json
+
+ENTRY_KEYS = {"name": str, "description": str, "killed_by": list}
+
+
+class Mutant:
+    def __init__(self, lab, entry, patch):
+        self.lab = lab
+        self.name = entry["name"]
+        self.description = entry["description"]
+        self.killed_by = list(entry["killed_by"])
+        self.patch = patch
+
+    def files(self):
+        """The files (relative to the lab's folder) the patch changes."""
+        with open(self.patch) as f:
+            return sorted(set(re.findall(r"^\+\+\+ b/(\S+)", f.read(), re.M)))
+
+
+def load(lab):
+    """LAB's mutants from its index.json, checked against the patches and tests."""
+    d = os.path.join(SOLUTIONS, lab.name, "mutants")
+    where = os.path.relpath(os.path.join(d, "index.json"), ROOT)
+    if not os.path.isfile(os.path.join(d, "index.json")):
+        return []
+    index = read_json(os.path.join(d, "index.json"))
+    if not isinstance(index, list):
+        raise Fail(f"{where}: must be a list of {{name, description, killed_by}}")
+    out, names = [], lab.names()
+    for i, e in enumerate(index):
+        if not isinstance(e, dict) or set(e) != set(ENTRY_KEYS) or \
+                any(not isinstance(e[k], t) for k, t in ENTRY_KEYS.items()):
+            raise Fail(f"{where}: [{i}] must have exactly name (str), description (str), "
+                       f"killed_by (list)")
+        for k in e["killed_by"]:
+            if k not in names:
+                raise Fail(f"{where}: {e['name']}: killed_by '{k}' is no test of {lab.name}")
+        patch = os.path.join(d, e["name"] + ".patch")
+        if not os.path.isfile(patch):
+            raise Fail(f"{where}: {e['name']}: no {os.path.relpath(patch, ROOT)}")
+        out.append(Mutant(lab, e, patch))
+    listed = {m.name + ".patch" for m in out}
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".patch") and f not in listed:
+            raise Fail(f"{where}: {f} is not listed in the index")
+    return out
+
+
+def check(mu):
+    """'' if MU's patch applies cleanly to solutions/ (git apply --check), else why."""
+    r = subprocess.run(["git", "apply", "--check", f"--directory=solutions/{mu.lab.name}",
+                        mu.patch], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, stdin=subprocess.DEVNULL)
+    return r.stdout.strip().replace("\n", " | ") if r.returncode else ""
+
+
+def apply(mu, copy):
+    """Apply MU to COPY (a copy of solutions/); '' or why it did not apply."""
+    r = subprocess.run(["patch", "-p1", "-s", "--no-backup-if-mismatch", "-d",
+                        os.path.join(copy, mu.lab.name), "-i", mu.patch],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       stdin=subprocess.DEVNULL)
+    return r.stdout.strip().replace("\n", " | ") if r.returncode else ""
