@@ -121,10 +121,12 @@ void rcu_set_blimit(int n)
 
 void rcu_barrier(void)
 {
-	/* TODO 4: the article's rcu_barrier(), with today's fix: process
-	 * context only; one barrier at a time; under the mutex, first
+	/* TODO 4: the article's rcu_barrier(), first as the article printed
+	 * it (the handout's listing): process context only; one barrier at a
+	 * time; under the mutex, first
 	 * WARN_ON(completion_done(&rcu_barrier_completion)) (a completion left
-	 * over means an earlier count reached zero twice); count one per CPU
-	 * marker that on_each_cpu(..., 1) queues, plus one of your own that you
-	 * drop only after on_each_cpu() has returned; wait for zero. */
+	 * over means an earlier count reached zero twice); count the CPUs'
+	 * markers that on_each_cpu(..., 1) queues; wait until the last one has
+	 * run. Then run the qq4/ tests (handout, steps 5 and 6): what they
+	 * find is yours to repair here. */
 }

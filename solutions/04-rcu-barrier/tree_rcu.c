@@ -186,7 +186,8 @@ static void rcu_barrier_callback(struct rcu_head *notused)
 		complete(&rcu_barrier_completion);
 }
 
-/* Runs on each CPU in IRQ context (a cross-call): queue this CPU's marker. */
+/* Runs on each CPU: from the cross-call interrupt on the others, with
+ * interrupts off on the caller's own. Queue this CPU's marker. */
 static void rcu_barrier_func(void *notused)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
@@ -199,12 +200,14 @@ static void rcu_barrier_func(void *notused)
 
 void rcu_barrier(void)
 {
-	/* TODO 4: the article's rcu_barrier(), with today's fix: process
-	 * context only; one barrier at a time; under the mutex, first
+	/* TODO 4: the article's rcu_barrier(), first as the article printed
+	 * it (the handout's listing): process context only; one barrier at a
+	 * time; under the mutex, first
 	 * WARN_ON(completion_done(&rcu_barrier_completion)) (a completion left
-	 * over means an earlier count reached zero twice); count one per CPU
-	 * marker that on_each_cpu(..., 1) queues, plus one of your own that you
-	 * drop only after on_each_cpu() has returned; wait for zero. */
+	 * over means an earlier count reached zero twice); count the CPUs'
+	 * markers that on_each_cpu(..., 1) queues; wait until the last one has
+	 * run. Then run the qq4/ tests (handout, steps 5 and 6): what they
+	 * find is yours to repair here. */
 	/* BEGIN SOLUTION */
 	BUG_ON(in_interrupt());
 	mutex_lock(&rcu_barrier_mutex);

@@ -67,8 +67,8 @@ static void assert_walk(const struct walker *w, const long *want, int nwant,
 
 	seen_str(w, got, sizeof(got));
 	cr_assert(!w->hit_poison,
-		  "seed %llu: %s: the reader followed a poisoned pointer after [%s]; "
-		  "list_del_rcu() must keep ->next (only ->prev gets LIST_POISON2)",
+		  "seed %llu: %s: the reader followed a poisoned pointer after [%s]: the "
+		  "->next of an entry it stood on had been poisoned (list_del_rcu(), TODO 7)",
 		  (unsigned long long)sim_seed(), what, got);
 	cr_assert(!w->overran, "seed %llu: %s: the walk did not end (a cycle?) [%s]",
 		  (unsigned long long)sim_seed(), what, got);
@@ -112,10 +112,11 @@ static void add_and_walk(void *arg)
 
 	list_del_rcu(&it[2]->list);
 	cr_assert_eq(it[2]->list.next, old_next,
-		     "list_del_rcu() changed the deleted entry's ->next: keep it, a reader "
-		     "standing there walks on through it");
+		     "list_del_rcu() changed the deleted entry's ->next, which a reader "
+		     "standing on the entry still follows (TODO 7)");
 	cr_assert_eq(it[2]->list.prev, LIST_POISON2,
-		     "list_del_rcu() must poison ->prev with LIST_POISON2 (TODO 7)");
+		     "after list_del_rcu() the deleted entry's ->prev is not LIST_POISON2 "
+		     "(TODO 7)");
 	list_del_rcu(&it[0]->list);
 	list_del_rcu(&it[4]->list);
 	memset(&w, 0, sizeof(w));
@@ -168,7 +169,8 @@ static void reader_on_deleted(void *arg)
 	list_del_rcu(&it[3]->list);
 	list_del_rcu(&it[4]->list);
 	cr_assert_eq(it[3]->list.prev, LIST_POISON2,
-		     "list_del_rcu() must poison ->prev with LIST_POISON2 (TODO 7)");
+		     "after list_del_rcu() the deleted entry's ->prev is not LIST_POISON2 "
+		     "(TODO 7)");
 
 	sim_release_point("walker-on-item");
 	kthread_stop(k);
@@ -231,9 +233,10 @@ static void publication(void *arg)
 	for (int i = 0; i < 2; i++)
 		cr_assert(w.seen[i] == 7 + i && w.vals[i] == 700 + 100 * i,
 			  "seed %llu: a reader on CPU %d saw item %d as key %ld val %ld before "
-			  "its fields were visible (want %d, %d): rcu_assign_pointer() must be a "
-			  "release store (smp_store_release()), and __list_add_rcu() must publish "
-			  "with it (TODO 4, TODO 6)",
+			  "its fields were visible (want %d, %d): the store that linked the item "
+			  "became visible before the stores that filled it in (look at the kind of "
+			  "store rcu_assign_pointer() is, TODO 4, and at the order of the stores "
+			  "in __list_add_rcu(), TODO 6)",
 			  (unsigned long long)sim_seed(), rcpu, i, w.seen[i], w.vals[i], 7 + i,
 			  700 + 100 * i);
 	sim_release_point("published");

@@ -210,12 +210,12 @@ SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)
 	migrate_to_cpu(1);
 	rcu_read_lock();
 	cr_assert_eq(rcu_read_lock_depth(), 1,
-		     "rcu_read_lock() must call rcu_lock_acquire() (TODO 1), so that the "
-		     "debug checks know a reader is inside");
+		     "inside rcu_read_lock() the debug checks saw no reader: rcu_read_lock() "
+		     "did not tell them (TODO 1, rcu_lock_acquire())");
 	sim_expect_bug("sleeping function called from invalid context");
 	synchronize_rcu(); /* waits for itself: a BUG, not a hang */
 	rcu_read_unlock();
 	cr_assert_fail("synchronize_rcu() inside rcu_read_lock() returned instead of being "
-		"reported: it must might_sleep() (TODO 3), and rcu_read_lock() must tell "
-		"the debug checks (TODO 1)");
+		"reported as sleeping in a reader: nothing on its way checked whether it may "
+		"sleep (TODO 3, its first line), or the reader was not recorded (TODO 1)");
 }

@@ -206,7 +206,8 @@ static void scenario_gp_after_queueing(void *arg)
 			       "progress, ran with it, while reader B (which began after "
 			       "that grace period started, but before call_rcu(B)) was "
 			       "still inside. A callback queued during a grace period "
-			       "must wait for the next one: keep it on rcu_next"
+			       "joined it (look at the segment call_rcu() queues on, "
+			       "TODO 3, and when it moves, TODO 4)"
 			     : "callback A was not invoked");
 	cr_assert(!reader_saw_poison,
 		  "seed %llu: reader B found its object freed under it", seed());
@@ -629,8 +630,9 @@ static void scenario_repost(void *arg)
 		runs = r->runs;
 		cr_assert_eq(runs, i,
 			     "seed %llu: after %d passes the reposting callback ran %d "
-			     "times (a callback that calls call_rcu() must be invoked "
-			     "without the queue's lock held, and queued again)",
+			     "times: its call_rcu() from inside the callback did not get "
+			     "it queued again (is the queue's lock still held while "
+			     "callbacks run? TODO 5)",
 			     seed(), i, runs);
 	}
 	/* Tell it to stop: its next run frees it instead of reposting. */

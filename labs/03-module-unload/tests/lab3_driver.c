@@ -111,8 +111,9 @@ void lab3_assert_clean(const struct unload_run *r)
 		     r->name);
 	cr_assert_eq(r->invoked_at_unload, r->queued_at_unload,
 		     "seed %llu: when rmmod(\"%s\") returned (its code unmapped), only %d of the "
-		     "%d callbacks it had queued had run: the exit function must stop every "
-		     "source of callbacks, then wait for the queued ones with rcu_barrier()",
+		     "%d callbacks it had queued had run: something still queued callbacks "
+		     "after the exit function's wait, or nothing waited for the queued ones "
+		     "(mymod: mymod_exit(), TODO 3, and mymod_repost_cb(), TODO 2)",
 		     (unsigned long long)sim_seed(), r->name, r->invoked_at_unload,
 		     r->queued_at_unload);
 	cr_assert_eq(invoked, queued, "seed %llu: %s queued %d callbacks in all, %d ran",

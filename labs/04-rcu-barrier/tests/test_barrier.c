@@ -41,8 +41,9 @@ static void release_and_check(struct barrier_caller *bc, int nbc, const char *ho
 		for (int b = 0; b < nbc; b++)
 			cr_assert(!READ_ONCE(bc[b].returned),
 				  "rcu_barrier() (called on CPU %d) returned while the callback "
-				  "queued %s on CPU %d before it was still running: it must wait "
-				  "for a marker queued on every CPU (on_each_cpu(), TODO 4)",
+				  "queued %s on CPU %d before it was still running: it did not wait "
+				  "for a marker queued behind that callback (TODO 4: which CPUs get "
+				  "a marker, and when the count reaches zero)",
 				  bc[b].cpu, how, cpu);
 		slow_cb_release(&slow[cpu]);
 		sim_run_until_idle();
@@ -215,9 +216,9 @@ SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 	sim_expect_bug("BUG_ON(in_interrupt())");
 	raise_irq(1, barrier_from_irq, NULL, "barrier_irq");
 	sim_run_until_idle();
-	cr_assert_fail("rcu_barrier() called from an interrupt handler returned: it must "
-		       "start with BUG_ON(in_interrupt()) (TODO 4): it sleeps, and an interrupt "
-		       "cannot");
+	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a "
+		       "BUG: it sleeps, which an interrupt handler may not, and nothing at its "
+		       "start checked the context (TODO 4, the article's line 3)");
 }
 
 /* Lab 3's barrier: one callback on its own CPU. With per-CPU queues it misses the others. */

@@ -1,8 +1,8 @@
 /*
  * test_qq4.c - Quick Quiz #4: can rcu_barrier() return before a CPU has
  * queued its marker? With on_each_cpu() spinning (2007) no; with a wait that
- * sleeps, the article's count-from-zero barrier does, and today's
- * count-from-one barrier does not.
+ * sleeps, the article's count-from-zero barrier does; the student's barrier
+ * must not, however on_each_cpu() waits.
  *
  * Set QQ4_SVG_DIR=dir (with WORKBOOK_SEED=N) to write the timelines.
  */
@@ -83,8 +83,8 @@ static void qq4_student(void *arg)
 	char path[512];
 	bool sleeps = *(bool *)arg;
 	struct qq4_run r = { .do_barrier = rcu_barrier, .ipi_wait_sleeps = sleeps,
-			     .svg_title = sleeps ? "QQ4: rcu_barrier() (count from 1), wait sleeps"
-						 : "QQ4: rcu_barrier() (count from 1), wait spins" };
+			     .svg_title = sleeps ? "QQ4: your rcu_barrier(), wait sleeps"
+						 : "QQ4: your rcu_barrier(), wait spins" };
 
 	write_path(path, sizeof(path), sleeps ? "qq4-count-from-one-sleeping-wait"
 					      : "qq4-count-from-one-spinning-wait");
@@ -92,23 +92,26 @@ static void qq4_student(void *arg)
 	qq4_scenario(&r);
 	check_started(&r);
 	cr_assert(!r.returned_before_ipi,
-		  "rcu_barrier() returned before CPU 1 had even taken its cross-call: did you pass "
-		  "wait=1 to on_each_cpu() (TODO 4)?");
+		  "rcu_barrier() returned before CPU 1 had even taken its cross-call, so CPU 1's "
+		  "marker was not queued yet: the barrier did not wait for on_each_cpu() to run "
+		  "rcu_barrier_func() on every CPU (TODO 4: the call to on_each_cpu() and its "
+		  "wait argument)");
 	cr_assert(!r.returned_while_blocked,
 		  "rcu_barrier() returned while a callback queued on CPU 1 before it was still "
 		  "running: with on_each_cpu() waiting by %s, CPU 0's marker ran and the count "
-		  "reached zero before CPU 1 counted itself. Start the count at 1 and drop that "
-		  "extra count only after on_each_cpu() returns (TODO 4, Quick Quiz #4)",
+		  "reached zero before CPU 1 counted itself, and the barrier took zero for 'every "
+		  "marker has run' (Quick Quiz #4's schedule: read the timeline, then TODO 4)",
 		  sleeps ? "sleeping" : "spinning");
 	cr_assert(r.returned_at_end,
-		  "rcu_barrier() never returned after every callback was released (is CPU 1's "
-		  "marker queued and counted? does the last marker complete()?)");
+		  "rcu_barrier() never returned after every callback was released: the count "
+		  "never reached zero, or nothing called complete() when it did (TODO 4: "
+		  "rcu_barrier_func() and the marker's callback)");
 	cr_assert(r.blocked_done_at_return,
 		  "rcu_barrier() returned before CPU 1's earlier callback had finished");
 }
 
 SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
-	 .description = "Today's fix: the count starts at one")
+	 .description = "Quick Quiz #4's schedule with a sleeping on_each_cpu() wait")
 {
 	struct sim_config cfg = sim_default_config();
 	bool sleeps = true;

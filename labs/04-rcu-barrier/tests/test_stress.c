@@ -57,9 +57,9 @@ static void back_to_back(void *arg)
 		kthread_stop(k[i]);
 	cr_assert_eq(sim_warn_count(), 0,
 		     "a warning: rcu_barrier() found its completion already completed -- an "
-		     "earlier barrier's count reached zero twice. Two marker callbacks that "
-		     "atomic_dec() then atomic_read() can both see zero: use "
-		     "atomic_dec_and_test() (TODO 4)");
+		     "earlier barrier's count reached zero twice: two marker callbacks "
+		     "finishing together both saw zero and both called complete() (TODO 4, "
+		     "rcu_barrier_callback(): how it decrements and tests the count)");
 	for (int i = 0; i < LOOPERS; i++)
 		cr_assert_eq(loopers[i].early, 0,
 			     "rcu_barrier() on CPU %d returned %d time(s) before the callback its "
