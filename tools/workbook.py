@@ -37,7 +37,7 @@ import gen_starter  # noqa: E402
 LABS = os.path.join(ROOT, "labs")
 SOLUTIONS = os.path.join(ROOT, "solutions")
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
-            "python3", "doxygen", "graphviz", "liburcu-dev"]
+            "python3", "doxygen", "graphviz", "liburcu-dev", "libdw-dev"]
 JOBS = max(1, min(os.cpu_count() or 2, 4))
 OUTPUT_CAP = 64 << 20        # bytes a graded run may write (RLIMIT_FSIZE)
 

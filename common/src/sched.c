@@ -123,6 +123,8 @@ static void cpu_release_locked(struct task_struct *t)
 	struct sim_cpu *c = cpu_of(t->cpu);
 
 	sb_drain(c);
+	if (t == sim_current)
+		kcsan_drain();
 	c->curr = NULL;
 	t->cpu = -1;
 	atomic_fetch_add(&S.nr_switches, 1);
@@ -170,10 +172,21 @@ static bool unstick_locked(void)
 	return false;
 }
 
-/* Every runnable task is spinning in cpu_relax() with nothing changing. */
+/*
+ * Every runnable task is spinning in cpu_relax() with nothing changing. A
+ * runnable task whose last scheduling point was progress (a lock holder
+ * preempted inside student code) has just not had its turn yet.
+ */
 static bool stalled_locked(void)
 {
-	return S.relax_streak > 16L * (S.nr_running + 2);
+	struct task_struct *t;
+
+	if (S.relax_streak <= 16L * (S.nr_running + 2))
+		return false;
+	list_for_each_entry(t, &S.tasks, all_node)
+		if (t->state == TS_RUNNING && t->relax_streak == 0 && t != S.quiescer)
+			return false;
+	return true;
 }
 
 static void deadlock_locked(void)
@@ -220,10 +233,13 @@ static void det_switch_locked(struct task_struct *self)
 	struct task_struct *next = det_pick_locked();
 
 	S.token = next;
-	if (next != self)
+	if (next != self) {
+		kcsan_swap_out();      /* other CPUs see memory without our buffered stores */
 		pthread_cond_signal(&next->cv);
+	}
 	while (!(S.token == self && self->state == TS_RUNNING))
 		pthread_cond_wait(&self->cv, &S.lock);
+	kcsan_swap_in();
 }
 
 static void par_wait_locked(struct task_struct *self)
@@ -398,6 +414,17 @@ static void sched_point(const char *file, int line, bool relax)
 	if (t->cpu >= 0 &&
 	    atomic_load_explicit(&cpu_of(t->cpu)->nr_irqs, memory_order_relaxed))
 		deliver_irqs(t);
+}
+
+void sched_access_point(struct task_struct *t)
+{
+	SIM_LOCK();
+	if (++S.steps > S.cfg.max_steps)
+		livelock_locked(t, "scheduling-point budget exhausted (max_steps)");
+	sched_note_progress_locked();  /* student code running is progress */
+	t->relax_streak = 0;
+	det_switch_locked(t);
+	SIM_UNLOCK();
 }
 
 void sim_sched_point(const char *file, int line)
@@ -611,6 +638,7 @@ static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
 	char name[TASK_COMM_LEN];
 
 	vsnprintf(name, sizeof(name), namefmt, ap);
+	kcsan_fence(); /* the new task sees what its creator stored */
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "kthread %s: no CPU %d", name, cpu);
 	SIM_LOCK();
@@ -699,6 +727,7 @@ int kthread_stop(struct task_struct *k)
 
 void wake_up_process(struct task_struct *t)
 {
+	kcsan_fence(); /* a wake-up is a release: the waker's stores first */
 	SIM_LOCK();
 	if (t->state == TS_BLOCKED && t->wakeable) {
 		list_del_init(&t->wait_node);
@@ -853,10 +882,17 @@ void sim_run_until_idle(void)
  */
 static _Atomic int sb_pending;
 
+/*
+ * Parallel mode: a buffered store is applied only if its bytes still hold
+ * what they held when it was made, so a later store to the same address
+ * stays later. (Deterministic mode buffers in kcsan.c instead, where the
+ * storing CPU also reads its own store.)
+ */
 void sb_drain(struct sim_cpu *c)
 {
 	for (int i = 0; i < c->sb_len; i++)
-		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
+		if (!memcmp(c->sb[i].p, &c->sb[i].old, c->sb[i].size))
+			memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
 	atomic_fetch_sub(&sb_pending, c->sb_len);
 	c->sb_len = 0;
 }
@@ -873,12 +909,17 @@ void sim_store_buffered(void *p, long v, size_t size)
 		SIM_UNLOCK();
 		return;
 	}
+	if (kcsan_store_buffered(p, v, size)) {
+		SIM_UNLOCK();
+		return;
+	}
 	struct sim_cpu *c = cpu_of(t->cpu);
 
 	if (c->sb_len == SB_MAX)
 		sb_drain(c);
 	c->sb[c->sb_len].p = p;
 	c->sb[c->sb_len].v = v;
+	memcpy(&c->sb[c->sb_len].old, p, size);
 	c->sb[c->sb_len].size = size;
 	c->sb_len++;
 	atomic_fetch_add(&sb_pending, 1);
@@ -890,6 +931,7 @@ void sim_fence(int order)
 	struct task_struct *t = sim_current;
 
 	(void)order;
+	kcsan_fence();
 	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
 		SIM_LOCK();
 		if (t->cpu >= 0 && S.booted)
@@ -928,6 +970,10 @@ struct sim_config sim_default_config(void)
 		.max_steps = 2000000,
 		.spin_limit = 20000,
 		.livelock_ms = 10000,
+		.kcsan = env_long("WORKBOOK_KCSAN", 1) != 0,
+		.weak_memory = env_long("WORKBOOK_WEAK_MEMORY", 1) != 0,
+		.access_preempt = (int)env_long("WORKBOOK_ACCESS_PREEMPT", 2),
+		.races = env_long("WORKBOOK_KCSAN_RACES", 1) != 0,
 	};
 	return cfg;
 }
@@ -972,6 +1018,7 @@ void sim_boot(const struct sim_config *cfg)
 		INIT_LIST_HEAD(&p->runq);
 	}
 	atomic_store(&sb_pending, 0);
+	kcsan_boot(c.seed);
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();
@@ -1037,6 +1084,7 @@ long sim_halt(void)
 		free(S.cpus[i].irqs);
 		S.cpus[i].irqs = NULL;
 	}
+	kcsan_halt();
 	sim_current = NULL;
 	timers_reset();
 	return slab_halt();
