@@ -356,12 +356,13 @@ static bool reader_sees_uninitialised(bool release, uint64_t seed)
 {
 	struct sim_config cfg = det_config();
 	static struct ks_obj *slot;
-	struct ks_obj *o = kzalloc(sizeof(*o), GFP_KERNEL);
-	struct pub p = { &slot, o, release };
 
 	slot = NULL;
 	cfg.seed = seed;
 	sim_boot(&cfg);
+	struct ks_obj *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	struct pub p = { &slot, o, release };
+
 	sim_hold_access(0, 3);          /* o->val, *slot, then the function's end */
 	struct task_struct *k = kthread_run_on_cpu(publish_task, &p, 0, "publisher");
 
@@ -371,8 +372,8 @@ static bool reader_sees_uninitialised(bool release, uint64_t seed)
 
 	sim_release_point(SIM_ACCESS_POINT);
 	kthread_stop(k);
-	cr_assert_eq(sim_halt(), 0);
 	kfree(o);
+	cr_assert_eq(sim_halt(), 0);
 	return bad;
 }
 
