@@ -95,7 +95,7 @@ struct sim_cpu {
 	_Atomic long progress;      /* parallel mode: scheduling points of this CPU's
 	                               holder, its only writer (atomic) */
 	bool irq_held;
-	struct { void *p; long v; size_t size; } sb[SB_MAX];
+	struct { void *p; long v, old; size_t size; } sb[SB_MAX];
 	int sb_len;
 };
 
@@ -167,6 +167,20 @@ void storebuf_reset(void);
 /* watchdog.c: called without S.lock, from sim_boot() and sim_halt() */
 void watchdog_start(void);
 void watchdog_stop(void);
+
+/* kcsan.c: the runtime of instrumented student code */
+void kcsan_boot(uint64_t seed);
+void kcsan_halt(void);
+void kcsan_swap_out(void);
+void kcsan_swap_in(void);
+void kcsan_drain(void);
+void kcsan_fence(void);
+void kcsan_forget_range(const void *p, size_t n);
+bool kcsan_store_buffered(void *p, long v, size_t size);
+void kcsan_modules_changed(void);
+const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n);
+/* sched.c, for kcsan.c: an access of student code may switch tasks */
+void sched_access_point(struct task_struct *t);
 
 /* timer.c */
 void timers_fire_due_locked(void);

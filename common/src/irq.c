@@ -48,6 +48,7 @@ void raise_irq(int cpu, irq_handler_t handler, void *data, const char *name)
 {
 	if (!S.booted || cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "raise_irq(%d): no such CPU", cpu);
+	kcsan_fence(); /* sending an interrupt orders the sender's stores before it */
 	SIM_LOCK();
 	raise_irq_locked(cpu, handler, data, name ? name : "irq");
 	SIM_UNLOCK();
@@ -243,6 +244,7 @@ static void smp_call(int target, smp_call_func_t func, void *info, int wait,
 		sim_bug(__FILE__, __LINE__, "out of memory in %s", caller);
 	cd->func = func;
 	cd->info = info;
+	kcsan_fence(); /* sending an interrupt orders the sender's stores before it */
 	SIM_LOCK();
 	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		if (cpu == me->id || (target >= 0 && cpu != target))

@@ -222,6 +222,7 @@ static void module_unmap(struct module *m)
 		     PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
 		     -1, 0);
 	m->loaded = false;
+	kcsan_modules_changed(); /* its addresses may be reused: forget their lines */
 }
 
 int rmmod(const char *name)

@@ -120,6 +120,8 @@ void cpu_release_locked(struct task_struct *t)
 	struct sim_cpu *c = cpu_of(t->cpu);
 
 	sb_drain(c);
+	if (t == sim_current)
+		kcsan_drain();
 	c->curr = NULL;
 	t->cpu = -1;
 	if (!list_empty(&c->runq)) {
@@ -166,10 +168,21 @@ static bool unstick_locked(void)
 	return false;
 }
 
-/* Every runnable task is spinning in cpu_relax() with nothing changing. */
+/*
+ * Every runnable task is spinning in cpu_relax() with nothing changing. A
+ * runnable task whose last scheduling point was progress (a lock holder
+ * preempted inside student code) has just not had its turn yet.
+ */
 static bool stalled_locked(void)
 {
-	return S.relax_streak > 16L * (S.nr_running + 2);
+	struct task_struct *t;
+
+	if (S.relax_streak <= 16L * (S.nr_running + 2))
+		return false;
+	list_for_each_entry(t, &S.tasks, all_node)
+		if (t->state == TS_RUNNING && t->relax_streak == 0 && t != S.quiescer)
+			return false;
+	return true;
 }
 
 static void deadlock_locked(void)
@@ -216,10 +229,13 @@ static void det_switch_locked(struct task_struct *self)
 	struct task_struct *next = det_pick_locked();
 
 	S.token = next;
-	if (next != self)
+	if (next != self) {
+		kcsan_swap_out();      /* other CPUs see memory without our buffered stores */
 		pthread_cond_signal(&next->cv);
+	}
 	while (!(S.token == self && self->state == TS_RUNNING))
 		pthread_cond_wait(&self->cv, &S.lock);
+	kcsan_swap_in();
 }
 
 static void par_wait_locked(struct task_struct *self)
@@ -394,6 +410,17 @@ void sched_point(const char *file, int line, bool relax)
 	if (t->cpu >= 0 &&
 	    atomic_load_explicit(&cpu_of(t->cpu)->nr_irqs, memory_order_relaxed))
 		deliver_irqs(t);
+}
+
+void sched_access_point(struct task_struct *t)
+{
+	SIM_LOCK();
+	if (++S.steps > S.cfg.max_steps)
+		livelock_locked(t, "scheduling-point budget exhausted (max_steps)");
+	sched_note_progress_locked();  /* student code running is progress */
+	t->relax_streak = 0;
+	det_switch_locked(t);
+	SIM_UNLOCK();
 }
 
 void sim_sched_point(const char *file, int line)
@@ -599,6 +626,7 @@ int rcu_read_lock_depth(void)
 static struct task_struct *kthread_start(int (*fn)(void *), void *data, int cpu,
 					 const char *name)
 {
+	kcsan_fence(); /* the new task sees what its creator stored */
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "kthread %s: no CPU %d", name, cpu);
 	SIM_LOCK();
@@ -685,6 +713,7 @@ int kthread_stop(struct task_struct *k)
 
 void wake_up_process(struct task_struct *t)
 {
+	kcsan_fence(); /* a wake-up is a release: the waker's stores first */
 	SIM_LOCK();
 	if (t->state == TS_BLOCKED && t->wakeable) {
 		list_del_init(&t->wait_node);
@@ -722,6 +751,10 @@ struct sim_config sim_default_config(void)
 		.max_steps = 2000000,
 		.spin_limit = 20000,
 		.livelock_ms = 10000,
+		.kcsan = env_long("WORKBOOK_KCSAN", 1) != 0,
+		.weak_memory = env_long("WORKBOOK_WEAK_MEMORY", 1) != 0,
+		.access_preempt = (int)env_long("WORKBOOK_ACCESS_PREEMPT", 2),
+		.races = env_long("WORKBOOK_KCSAN_RACES", 1) != 0,
 	};
 	return cfg;
 }
@@ -762,6 +795,7 @@ void sim_boot(const struct sim_config *cfg)
 		INIT_LIST_HEAD(&p->runq);
 	}
 	storebuf_reset();
+	kcsan_boot(c.seed);
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();
@@ -828,6 +862,7 @@ long sim_halt(void)
 		free(S.cpus[i].irqs);
 		S.cpus[i].irqs = NULL;
 	}
+	kcsan_halt();
 	sim_current = NULL;
 	timers_reset();
 	return slab_halt();

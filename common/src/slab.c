@@ -74,6 +74,7 @@ void kfree(const void *p)
 		sim_bug(__FILE__, __LINE__, "kfree(): double free of %p", p);
 	if (h->magic != KMALLOC_MAGIC)
 		sim_bug(__FILE__, __LINE__, "kfree(): %p was not returned by kmalloc()", p);
+	kcsan_forget_range(p, h->size); /* a buffered store must not land on freed memory */
 	pthread_mutex_lock(&slab_lock);
 	h->prev->next = h->next;
 	h->next->prev = h->prev;

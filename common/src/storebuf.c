@@ -20,10 +20,17 @@ void storebuf_reset(void)
 	atomic_store(&sb_pending, 0);
 }
 
+/*
+ * Parallel mode: a buffered store is applied only if its bytes still hold
+ * what they held when it was made, so a later store to the same address
+ * stays later. (Deterministic mode buffers in kcsan.c instead, where the
+ * storing CPU also reads its own store.)
+ */
 void sb_drain(struct sim_cpu *c)
 {
 	for (int i = 0; i < c->sb_len; i++)
-		memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
+		if (!memcmp(c->sb[i].p, &c->sb[i].old, c->sb[i].size))
+			memcpy(c->sb[i].p, &c->sb[i].v, c->sb[i].size);
 	atomic_fetch_sub(&sb_pending, c->sb_len);
 	c->sb_len = 0;
 }
@@ -40,12 +47,17 @@ void sim_store_buffered(void *p, long v, size_t size)
 		SIM_UNLOCK();
 		return;
 	}
+	if (kcsan_store_buffered(p, v, size)) {
+		SIM_UNLOCK();
+		return;
+	}
 	struct sim_cpu *c = cpu_of(t->cpu);
 
 	if (c->sb_len == SB_MAX)
 		sb_drain(c);
 	c->sb[c->sb_len].p = p;
 	c->sb[c->sb_len].v = v;
+	memcpy(&c->sb[c->sb_len].old, p, size);
 	c->sb[c->sb_len].size = size;
 	c->sb_len++;
 	atomic_fetch_add(&sb_pending, 1);
@@ -57,6 +69,7 @@ void sim_fence(int order)
 	struct task_struct *t = sim_current;
 
 	(void)order;
+	kcsan_fence();
 	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
 		SIM_LOCK();
 		if (t->cpu >= 0 && S.booted)

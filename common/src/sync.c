@@ -215,6 +215,7 @@ static void complete_one_locked(struct completion *x)
 
 void complete(struct completion *x)
 {
+	kcsan_fence(); /* a wake-up is a release: the waker's stores first */
 	sim_sched_point(__FILE__, __LINE__);
 	SIM_LOCK();
 	if (!list_empty(&x->waiters))
@@ -226,6 +227,7 @@ void complete(struct completion *x)
 
 void complete_all(struct completion *x)
 {
+	kcsan_fence(); /* a wake-up is a release: the waker's stores first */
 	sim_sched_point(__FILE__, __LINE__);
 	SIM_LOCK();
 	x->done = COMPLETION_DONE_ALL;
@@ -313,6 +315,7 @@ void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 
 void wake_up(struct wait_queue_head *wq)
 {
+	kcsan_fence(); /* a wake-up is a release: the waker's stores first */
 	SIM_LOCK();
 	wq->seq++;
 	while (!list_empty(&wq->waiters)) {

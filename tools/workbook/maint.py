@@ -9,7 +9,8 @@ from .common import Fail, ROOT, say
 
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
-            "python3", "doxygen", "graphviz", "liburcu-dev", "git", "patch", "inotify-tools"]
+            "python3", "doxygen", "graphviz", "liburcu-dev", "git", "patch", "inotify-tools",
+            "libdw-dev"]
 
 
 def cmd_setup(a):

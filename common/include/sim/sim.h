@@ -37,6 +37,10 @@ struct sim_config {
 	long max_steps;              /**< deterministic mode: scheduling points before a livelock report; default 2000000 */
 	int spin_limit;              /**< deterministic mode: cpu_relax() calls in a row by one task before a livelock report; default 20000 */
 	int livelock_ms;             /**< real-time watchdog: no scheduling point for this long is a livelock; default 10000 */
+	bool kcsan;                  /**< accesses of instrumented student code are scheduling points (see sim_kcsan_enabled()); default true */
+	bool weak_memory;            /**< deterministic mode: student code's plain stores sit in a store buffer until a barrier, release, context switch or function end; default true (WORKBOOK_WEAK_MEMORY=0 turns it off) */
+	int access_preempt;          /**< deterministic mode: 1 in this many student accesses may switch tasks (0: never); default 2 */
+	bool races;                  /**< deterministic mode: an access of student code to bytes another CPU's student code stored plainly and still buffers is a BUG "KCSAN: data-race" (needs weak_memory, whose buffer is the watchpoint); default true */
 };
 
 /**
@@ -152,6 +156,48 @@ void sim_set_check_module_callbacks(bool on);
 #define sim_store(p, v) sim_store_buffered((p), (long)(v), sizeof(*(p)))
 /** Implementation of sim_store(). */
 void sim_store_buffered(void *p, long v, size_t size);
+
+/*
+ * Student code, seen access by access. The lab's student files (and student
+ * code that a header expands in a test, such as rculist.h's macros) are
+ * compiled with -fsanitize=thread
+ * against the simulated kernel's own runtime: each load, store and atomic of
+ * student code is then a scheduling point (deterministic mode: the seeded
+ * scheduler may switch tasks there; pending interrupts are taken there when
+ * interrupts are on), and, with sim_config::weak_memory, a plain store
+ * waits in its CPU's store buffer until a release, a barrier, a lock
+ * release, a wake-up, an interrupt sent, a context switch or the end of the
+ * function. The tests' own code is never interleaved or buffered.
+ */
+/** The named point (see sim_point()) where sim_hold_access() stops a task. */
+#define SIM_ACCESS_POINT "student-access"
+/**
+ * sim_kcsan_enabled() - true when this binary's student code is
+ * instrumented (not under the asan and tsan presets, nor without libdw).
+ * Tests of the instrumentation skip themselves when false.
+ */
+bool sim_kcsan_enabled(void);
+/**
+ * sim_access_count() - accesses of student code made on @p cpu since boot.
+ * An access is a load, a store or an atomic of student code, or the end of
+ * a student function that leaves stores in the buffer (a point where they
+ * may become visible out of order).
+ */
+long sim_access_count(int cpu);
+/**
+ * sim_hold_access() - the task that makes @p cpu's @p k-th student access
+ * from now on stops just before it, as at a held sim_point(SIM_ACCESS_POINT):
+ * it keeps its CPU and its store buffer. Let it go with
+ * sim_release_point(SIM_ACCESS_POINT). Deterministic mode only. One hold
+ * per CPU at a time; does not promise the access ever comes.
+ */
+void sim_hold_access(int cpu, long k);
+/**
+ * sim_irq_at_access() - raise the interrupt @p fn(@p data) on @p cpu just
+ * before @p cpu's @p k-th student access from now on; it is taken there if
+ * interrupts are on (else at the next window). Deterministic mode only.
+ */
+void sim_irq_at_access(int cpu, long k, void (*fn)(void *data), void *data, const char *name);
 
 /** sim_warn_count() - warnings (WARN_ON()) since boot. */
 int sim_warn_count(void);

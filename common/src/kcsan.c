@@ -1,0 +1,1054 @@
+/*
+ * kcsan.c - the runtime behind -fsanitize=thread in student code: every
+ * access of student code is a scheduling point, and its plain stores sit in
+ * a store buffer (the kernel's KCSAN does the same with the same compiler
+ * pass and its own runtime).
+ *
+ * Rule kept here: only student code is interleaved and buffered; the tests'
+ * own code and common/ keep their meaning (they are never made scheduling
+ * points or reordered here), and in deterministic mode every choice comes
+ * from the seed.
+ *
+ * Which code is the student's. Student files and the tests' files are both
+ * compiled with -fsanitize=thread (so that student code a header expands in
+ * a test file is seen too) and linked against this file, never libtsan. A
+ * hook attributes each access by its return address: the DWARF line table
+ * of the binary or module (elfutils libdwfl, loaded once) gives the file and
+ * line, cached per PC in a lock-free table (a hit costs one hash probe):
+ *  - a file the lab manifest lists (CMake generates sim_kcsan_student_files)
+ *    is student code: this covers rculist.h's inline functions wherever they
+ *    are expanded, since the line table names the header;
+ *  - a line of a test file that uses a macro a student header defines
+ *    (rcu_dereference(), list_for_each_entry_rcu(), rcu_assign_pointer()...)
+ *    is student code too: the line table gives a macro's expansion site, so
+ *    the source line is read once and searched for those macro names;
+ *  - a common/ or system header's inline function belongs to the function
+ *    that called it: a per-task shadow stack, pushed at __tsan_func_entry
+ *    with the class of the function's own first PC, gives it (at -O0, where
+ *    inline functions are real calls; an optimised build attributes inlined
+ *    header code to the enclosing function);
+ *  - everything else instrumented is the tests' code.
+ * Objects given their own section (objcopy) would be cheaper to classify but
+ * cannot see macros expanded in test files; the line table sees both.
+ *
+ * Store buffer. In deterministic mode one task runs at a time, so the
+ * simulated memory a task sees can be switched with the token: a plain (or
+ * relaxed atomic) store of student code records the bytes it overwrites and
+ * lets the compiler store; whenever the token leaves the task, the old bytes
+ * are swapped back in (other CPUs see the old value), and the task's own
+ * bytes return when it runs again (store-to-load forwarding; later stores of
+ * the same CPU to the same address stay later). The entries drain (are simply
+ * forgotten, memory already holding the new bytes) at the CPU's next release
+ * or full barrier, lock release, context switch, or the end of the function
+ * (__tsan_func_exit). sim_store() uses the same buffer.
+ *
+ * Cost per access (measured, see the report of issue 13): a cache hit and a
+ * TLS check, plus in deterministic mode a scheduling decision drawn from the
+ * seed (the simulation lock only when the decision says "may switch").
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+#ifdef WORKBOOK_HAVE_LIBDW
+#include <elfutils/libdwfl.h>
+#endif
+
+/* ---- per-task state (each task is a thread of its own) ----------------- */
+
+#define KC_SB_MAX 64
+#define KC_STACK 256
+#define KC_WIDE 16          /* widest store the buffer holds */
+
+enum kc_kind { KC_PLAIN, KC_SIMSTORE };
+
+struct kc_entry {
+	unsigned char *p;
+	unsigned char size;
+	unsigned char kind;
+	bool marked;                 /* a relaxed atomic store: not a data race */
+	short cpu;
+	unsigned char old[KC_WIDE];  /* what other CPUs see */
+	unsigned char mine[KC_WIDE]; /* what this CPU sees, while swapped out */
+	uintptr_t pc;
+};
+
+struct kc_task {
+	struct kc_entry sb[KC_SB_MAX];
+	int sb_len;
+	int reg;                     /* index in kc_buffers + 1, or 0 */
+	struct task_struct *task;
+	bool swapped_out;
+	int depth;
+	unsigned char stack[KC_STACK];
+};
+
+static _Thread_local struct kc_task kc;
+
+/* Deterministic mode runs one task at a time: these need no lock there. */
+static uint64_t kc_rng;
+static long kc_cpu_accesses[NR_CPUS];
+static long kc_hold_at[NR_CPUS];     /* stop at this access count, or 0 */
+static struct { long at; irq_handler_t fn; void *data; const char *name; } kc_irq_at[NR_CPUS];
+static _Atomic int kc_armed;           /* holds or IRQs armed at an access */
+static __attribute__((unused)) bool kc_instrumented;           /* __tsan_init ran: some object is instrumented */
+
+/*
+ * Deterministic mode: the tasks whose buffers hold stores, so that an access
+ * of another CPU can find a store it races with (a buffered plain store is
+ * watched until it drains). Only the token holder touches them.
+ */
+#define KC_MAX_BUFFERS 64
+static struct kc_task *kc_buffers[KC_MAX_BUFFERS];
+static int kc_nbuffers;
+
+static void buffers_update(void)
+{
+	if (kc.sb_len && !kc.reg && kc_nbuffers < KC_MAX_BUFFERS) {
+		kc_buffers[kc_nbuffers++] = &kc;
+		kc.reg = kc_nbuffers;
+		kc.task = sim_current;
+	} else if (!kc.sb_len && kc.reg) {
+		int i = kc.reg - 1;
+
+		kc_buffers[i] = kc_buffers[--kc_nbuffers];
+		if (i < kc_nbuffers)
+			kc_buffers[i]->reg = i + 1;
+		kc.reg = 0;
+	}
+}
+
+/* ---- classification ---------------------------------------------------- */
+
+enum kc_class { KC_UNKNOWN, KC_STUDENT, KC_TEST, KC_HEADER, KC_NONE };
+
+#define KC_CACHE (1u << 16)
+#define KC_FILES 512
+
+struct kc_slot {
+	_Atomic uintptr_t pc;
+	unsigned char cls;
+	unsigned short file;
+	int line;
+};
+
+static struct kc_slot kc_cache[KC_CACHE];
+static pthread_mutex_t kc_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *kc_files[KC_FILES];
+static int kc_nfiles;
+
+/* The lab's student files, absolute: generated by CMake into the binary. */
+__attribute__((weak)) const char *const sim_kcsan_student_files[] = { NULL };
+
+static char **student_paths, **student_macros;
+static int nr_student_paths, nr_student_macros;
+
+static bool is_student_file(const char *f)
+{
+	char buf[PATH_MAX];
+	const char *r = realpath(f, buf) ? buf : f;
+
+	for (int i = 0; i < nr_student_paths; i++)
+		if (!strcmp(student_paths[i], r))
+			return true;
+	return false;
+}
+
+static void add_macros_of(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line, name[128];
+		int n = 0;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (strncmp(s, "#define", 7))
+			continue;
+		s += 7;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		while (n < 127 && (isalnum((unsigned char)*s) || *s == '_'))
+			name[n++] = *s++;
+		name[n] = 0;
+		/* include guards and object-like constants are not code */
+		if (n == 0 || *s != '(')
+			continue;
+		student_macros = realloc(student_macros,
+					 sizeof(char *) * (size_t)(nr_student_macros + 1));
+		student_macros[nr_student_macros++] = strdup(name);
+	}
+	fclose(f);
+}
+
+static void load_student_files_locked(void)
+{
+	static bool loaded;
+
+	if (loaded)
+		return;
+	loaded = true;
+	for (int i = 0; sim_kcsan_student_files[i]; i++) {
+		char buf[PATH_MAX];
+		const char *p = sim_kcsan_student_files[i];
+
+		if (!realpath(p, buf))
+			snprintf(buf, sizeof(buf), "%s", p);
+		student_paths = realloc(student_paths,
+					sizeof(char *) * (size_t)(nr_student_paths + 1));
+		student_paths[nr_student_paths++] = strdup(buf);
+		size_t n = strlen(buf);
+
+		if (n > 2 && !strcmp(buf + n - 2, ".h"))
+			add_macros_of(buf);
+	}
+}
+
+static bool is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Does line @line of @file use a macro that a student header defines? */
+static bool line_uses_student_macro(const char *file, int line)
+{
+	static char cached[PATH_MAX];
+	static char *text;
+	static size_t len;
+
+	if (!nr_student_macros)
+		return false;
+	if (strcmp(cached, file)) {
+		FILE *f = fopen(file, "r");
+
+		free(text);
+		text = NULL;
+		len = 0;
+		snprintf(cached, sizeof(cached), "%s", file);
+		if (!f)
+			return false;
+		size_t cap = 0;
+
+		for (;;) {
+			if (len + 4096 + 1 > cap) {
+				cap = cap ? cap * 2 : 65536;
+				text = realloc(text, cap);
+			}
+			size_t r = fread(text + len, 1, 4096, f);
+
+			len += r;
+			if (r == 0)
+				break;
+		}
+		text[len] = 0;
+		fclose(f);
+	}
+	if (!text)
+		return false;
+	const char *s = text;
+
+	for (int l = 1; l < line && s; l++) {
+		s = strchr(s, '\n');
+		if (s)
+			s++;
+	}
+	if (!s)
+		return false;
+	const char *e = strchr(s, '\n');
+	size_t n = e ? (size_t)(e - s) : strlen(s);
+
+	for (int i = 0; i < nr_student_macros; i++) {
+		size_t m = strlen(student_macros[i]);
+
+		for (const char *q = s; q + m <= s + n; q++) {
+			if (memcmp(q, student_macros[i], m))
+				continue;
+			if ((q == s || !is_ident(q[-1])) && !is_ident(q[m]))
+				return true;
+		}
+	}
+	return false;
+}
+
+static int intern_file_locked(const char *f)
+{
+	for (int i = 0; i < kc_nfiles; i++)
+		if (!strcmp(kc_files[i], f))
+			return i;
+	if (kc_nfiles == KC_FILES)
+		return 0;
+	kc_files[kc_nfiles] = strdup(f);
+	return kc_nfiles++;
+}
+
+#ifdef WORKBOOK_HAVE_LIBDW
+static Dwfl *kc_dwfl;
+static char *kc_debuginfo_path;
+static const Dwfl_Callbacks kc_dwfl_cb = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &kc_debuginfo_path,
+};
+
+static void dwfl_refresh_locked(void)
+{
+	if (!kc_dwfl)
+		kc_dwfl = dwfl_begin(&kc_dwfl_cb);
+	if (!kc_dwfl)
+		return;
+	dwfl_report_begin(kc_dwfl);
+	dwfl_linux_proc_report(kc_dwfl, getpid());
+	dwfl_report_end(kc_dwfl, NULL, NULL);
+}
+
+/* File and line of @pc (a return address: the call is the byte before). */
+static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
+{
+	Dwarf_Addr a = (Dwarf_Addr)pc - 1;
+
+	if (!kc_dwfl)
+		dwfl_refresh_locked();
+	if (!kc_dwfl)
+		return NULL;
+	Dwfl_Module *m = dwfl_addrmodule(kc_dwfl, a);
+
+	if (!m) {
+		dwfl_refresh_locked();
+		m = dwfl_addrmodule(kc_dwfl, a);
+	}
+	if (!m)
+		return NULL;
+	if (fn)
+		*fn = dwfl_module_addrname(m, a);
+	Dwfl_Line *l = dwfl_module_getsrc(m, a);
+
+	if (!l)
+		return NULL;
+	return dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+}
+#else
+static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
+{
+	(void)pc;
+	(void)line;
+	(void)fn;
+	return NULL;
+}
+#endif
+
+static int classify_file_locked(const char *file, int line)
+{
+	if (!file)
+		return KC_NONE;
+	if (is_student_file(file))
+		return KC_STUDENT;
+	if (strstr(file, "/common/include/") || !strncmp(file, "/usr/", 5))
+		return KC_HEADER;
+	if (strstr(file, "/common/src/"))
+		return KC_NONE;
+	return line_uses_student_macro(file, line) ? KC_STUDENT : KC_TEST;
+}
+
+static struct kc_slot *slot_of(uintptr_t pc)
+{
+	uint32_t h = (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (KC_CACHE - 1);
+
+	for (unsigned i = 0; i < 64; i++) {
+		struct kc_slot *s = &kc_cache[(h + i) & (KC_CACHE - 1)];
+		uintptr_t v = atomic_load_explicit(&s->pc, memory_order_acquire);
+
+		if (v == pc || v == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static struct kc_slot kc_overflow; /* answers when the cache is full */
+
+static struct kc_slot *classify_slow(uintptr_t pc)
+{
+	pthread_mutex_lock(&kc_lock);
+	struct kc_slot *s = slot_of(pc);
+
+	if (s && atomic_load_explicit(&s->pc, memory_order_relaxed) == pc) {
+		pthread_mutex_unlock(&kc_lock);
+		return s;
+	}
+	load_student_files_locked();
+	int line = 0;
+	const char *file = lookup_line_locked(pc, &line, NULL);
+	int cls = classify_file_locked(file, line);
+
+	if (!s)
+		s = &kc_overflow;
+	s->cls = (unsigned char)cls;
+	s->line = line;
+	s->file = (unsigned short)(file ? intern_file_locked(file) : 0);
+	if (s != &kc_overflow)
+		atomic_store_explicit(&s->pc, pc, memory_order_release);
+	pthread_mutex_unlock(&kc_lock);
+	return s;
+}
+
+static inline struct kc_slot *kc_lookup(uintptr_t pc)
+{
+	struct kc_slot *s = slot_of(pc);
+
+	if (s && atomic_load_explicit(&s->pc, memory_order_acquire) == pc)
+		return s;
+	return classify_slow(pc);
+}
+
+/* Modules come and go at reused addresses: forget what was learnt. */
+void kcsan_modules_changed(void)
+{
+	pthread_mutex_lock(&kc_lock);
+	for (unsigned i = 0; i < KC_CACHE; i++)
+		atomic_store_explicit(&kc_cache[i].pc, 0, memory_order_relaxed);
+#ifdef WORKBOOK_HAVE_LIBDW
+	if (kc_dwfl)
+		dwfl_refresh_locked();
+#endif
+	pthread_mutex_unlock(&kc_lock);
+}
+
+const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n)
+{
+	int line = 0;
+	const char *fn = NULL;
+
+	pthread_mutex_lock(&kc_lock);
+	const char *file = lookup_line_locked(pc, &line, &fn);
+
+	if (file)
+		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
+	else
+		snprintf(buf, n, "%p", (void *)pc);
+	pthread_mutex_unlock(&kc_lock);
+	return buf;
+}
+
+/* ---- the store buffer -------------------------------------------------- */
+
+static bool overlaps(const void *a, size_t an, const void *b, size_t bn)
+{
+	const char *x = a, *y = b;
+
+	return x < y + bn && y < x + an;
+}
+
+static void swap_bytes(struct kc_entry *e, unsigned char *save, const unsigned char *put)
+{
+	memcpy(save, e->p, e->size);
+	memcpy(e->p, put, e->size);
+}
+
+static uint64_t kc_rand(void);
+
+/*
+ * Some stores reach memory while the CPU runs on, in no particular order
+ * between addresses (the kernel's memory model allows it): before the
+ * token leaves, each entry commits with probability 1/4, drawn from the
+ * seed, together with the older entries to the same bytes. A sim_store()
+ * waits for its barrier, as it promises.
+ */
+static void commit_some(void)
+{
+	bool commit[KC_SB_MAX] = { false };
+	int keep = 0;
+
+	for (int i = kc.sb_len - 1; i >= 0; i--) {
+		if (!commit[i] && kc.sb[i].kind == KC_PLAIN && (kc_rand() & 3) == 0)
+			commit[i] = true;
+		if (!commit[i])
+			continue;
+		for (int j = i - 1; j >= 0; j--)
+			if (overlaps(kc.sb[i].p, kc.sb[i].size, kc.sb[j].p, kc.sb[j].size))
+				commit[j] = true;
+	}
+	for (int i = 0; i < kc.sb_len; i++)
+		if (!commit[i])
+			kc.sb[keep++] = kc.sb[i];
+	kc.sb_len = keep;
+	buffers_update();
+}
+
+void kcsan_swap_out(void)
+{
+	if (!kc.sb_len || kc.swapped_out)
+		return;
+	commit_some();
+	for (int i = kc.sb_len - 1; i >= 0; i--)
+		swap_bytes(&kc.sb[i], kc.sb[i].mine, kc.sb[i].old);
+	kc.swapped_out = true;
+}
+
+void kcsan_swap_in(void)
+{
+	if (!kc.swapped_out)
+		return;
+	/* What other CPUs stored meanwhile is what they will see until we drain. */
+	for (int i = 0; i < kc.sb_len; i++)
+		swap_bytes(&kc.sb[i], kc.sb[i].old, kc.sb[i].mine);
+	kc.swapped_out = false;
+}
+
+/* Memory already holds this CPU's view: forgetting the entries commits them. */
+void kcsan_drain(void)
+{
+	kc.sb_len = 0;
+	kc.swapped_out = false;
+	buffers_update();
+}
+
+/*
+ * Commit the entries that overlap [p, p+n) and, to keep each address's
+ * stores in order, every older entry overlapping those.
+ */
+static void drain_range(const void *p, size_t n)
+{
+	int last = -1;
+
+	for (int i = kc.sb_len - 1; i >= 0; i--)
+		if (overlaps(kc.sb[i].p, kc.sb[i].size, p, n)) {
+			last = i;
+			break;
+		}
+	if (last < 0)
+		return;
+	/* Simple and safe: commit everything up to the newest overlapping one. */
+	int keep = 0;
+
+	for (int i = last + 1; i < kc.sb_len; i++)
+		kc.sb[keep++] = kc.sb[i];
+	kc.sb_len = keep;
+	buffers_update();
+}
+
+static __attribute__((unused)) void drain_kind(enum kc_kind kind)
+{
+	int last = -1;
+
+	for (int i = kc.sb_len - 1; i >= 0; i--)
+		if (kc.sb[i].kind == kind) {
+			last = i;
+			break;
+		}
+	if (last < 0)
+		return;
+	/* Entries of the other kind older than the last drained one overlapping
+	 * it must drain too (same-address order); keep it simple: commit every
+	 * entry up to that one that overlaps any drained entry, keep the rest. */
+	int keep = 0;
+
+	for (int i = 0; i < kc.sb_len; i++) {
+		bool drain = i <= last && kc.sb[i].kind == kind;
+
+		for (int j = i + 1; !drain && j <= last; j++)
+			if (kc.sb[j].kind == kind &&
+			    overlaps(kc.sb[i].p, kc.sb[i].size, kc.sb[j].p, kc.sb[j].size))
+				drain = true;
+		if (!drain)
+			kc.sb[keep++] = kc.sb[i];
+	}
+	kc.sb_len = keep;
+	buffers_update();
+}
+
+static bool may_buffer(struct task_struct *t)
+{
+	return S.det && S.booted && t && t->cpu >= 0 && S.cfg.weak_memory;
+}
+
+/* Record the bytes a store of this CPU is about to overwrite. */
+static void buffer_store(void *p, size_t size, int kind, bool marked, uintptr_t pc)
+{
+	if (size > KC_WIDE)
+		return;
+	if (kc.sb_len == KC_SB_MAX)
+		kcsan_drain();
+	struct kc_entry *e = &kc.sb[kc.sb_len++];
+
+	e->p = p;
+	e->size = (unsigned char)size;
+	e->kind = (unsigned char)kind;
+	e->marked = marked;
+	e->cpu = (short)(sim_current ? sim_current->cpu : -1);
+	e->pc = pc;
+	memcpy(e->old, p, size);
+	buffers_update();
+}
+
+bool kcsan_store_buffered(void *p, long v, size_t size)
+{
+	struct task_struct *t = sim_current;
+
+	if (!may_buffer(t))
+		return false;
+	buffer_store(p, size, KC_SIMSTORE, true, 0);
+	memcpy(p, &v, size);
+	return true;
+}
+
+void kcsan_fence(void)
+{
+	if (kc.sb_len)
+		kcsan_drain();
+}
+
+void kcsan_forget_range(const void *p, size_t n)
+{
+	if (kc.sb_len)
+		drain_range(p, n);
+}
+
+/* ---- boot, accounting and the test's controls -------------------------- */
+
+void kcsan_boot(uint64_t seed)
+{
+	kc_rng = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	memset(kc_cpu_accesses, 0, sizeof(kc_cpu_accesses));
+	memset(kc_hold_at, 0, sizeof(kc_hold_at));
+	memset(kc_irq_at, 0, sizeof(kc_irq_at));
+	atomic_store(&kc_armed, 0);
+	kcsan_drain();
+	kc_nbuffers = 0;
+	kc.reg = 0;
+	kc.depth = 0;
+}
+
+void kcsan_halt(void)
+{
+	kcsan_drain();
+	kc.depth = 0;
+}
+
+bool sim_kcsan_enabled(void)
+{
+#ifdef WORKBOOK_HAVE_LIBDW
+	return kc_instrumented;
+#else
+	return false;
+#endif
+}
+
+long sim_access_count(int cpu)
+{
+	if (cpu < 0 || cpu >= NR_CPUS)
+		return 0;
+	return __atomic_load_n(&kc_cpu_accesses[cpu], __ATOMIC_RELAXED);
+}
+
+void sim_hold_access(int cpu, long k)
+{
+	if (cpu < 0 || cpu >= NR_CPUS || k < 1)
+		sim_bug(__FILE__, __LINE__, "sim_hold_access(%d, %ld): no such CPU or k < 1", cpu, k);
+	sim_hold_point(SIM_ACCESS_POINT);
+	kc_hold_at[cpu] = sim_access_count(cpu) + k;
+	atomic_fetch_add(&kc_armed, 1);
+}
+
+void sim_irq_at_access(int cpu, long k, void (*fn)(void *data), void *data, const char *name)
+{
+	if (cpu < 0 || cpu >= NR_CPUS || k < 1)
+		sim_bug(__FILE__, __LINE__, "sim_irq_at_access(%d, %ld): no such CPU or k < 1", cpu, k);
+	kc_irq_at[cpu].at = sim_access_count(cpu) + k;
+	kc_irq_at[cpu].fn = fn;
+	kc_irq_at[cpu].data = data;
+	kc_irq_at[cpu].name = name;
+	atomic_fetch_add(&kc_armed, 1);
+}
+
+/* A test armed something at this CPU's @n-th access. */
+static void fire_armed(struct task_struct *t, int cpu, long n, const char *file, int line)
+{
+	if (kc_irq_at[cpu].at == n) {
+		kc_irq_at[cpu].at = 0;
+		atomic_fetch_sub(&kc_armed, 1);
+		raise_irq(cpu, kc_irq_at[cpu].fn, kc_irq_at[cpu].data, kc_irq_at[cpu].name);
+	}
+	if (kc_hold_at[cpu] == n) {
+		kc_hold_at[cpu] = 0;
+		atomic_fetch_sub(&kc_armed, 1);
+		sim_point_at(SIM_ACCESS_POINT, file, line);
+	}
+	(void)t;
+}
+
+static uint64_t kc_rand(void)
+{
+	uint64_t z = (kc_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- an access of student code ----------------------------------------- */
+
+static long kc_par_count; /* parallel mode: a yield now and then */
+
+static void student_point(struct task_struct *t, struct kc_slot *s)
+{
+	const char *file = kc_files[s->file];
+	int cpu = t->cpu;
+
+	if (cpu >= 0) {
+		long n = __atomic_add_fetch(&kc_cpu_accesses[cpu], 1, __ATOMIC_RELAXED);
+
+		if (atomic_load_explicit(&kc_armed, memory_order_relaxed))
+			fire_armed(t, cpu, n, file, s->line);
+	}
+	if (S.det) {
+		t->file = file;
+		t->line = s->line;
+		int every = S.cfg.access_preempt;
+
+		if (every > 0 && kc_rand() % (uint64_t)every == 0)
+			sched_access_point(t);
+	} else if ((__atomic_add_fetch(&kc_par_count, 1, __ATOMIC_RELAXED) & 1023) == 0) {
+		sched_yield();
+	}
+	if (t->cpu >= 0 &&
+	    atomic_load_explicit(&cpu_of(t->cpu)->nr_irqs, memory_order_relaxed))
+		deliver_irqs(t);
+}
+
+enum { KC_READ = 0, KC_WRITE = 1, KC_ATOMIC = 2 };
+
+static void split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
+{
+	char buf[PATH_MAX + 256];
+
+	kcsan_describe_pc(pc, buf, sizeof(buf));
+	char *plus = strchr(buf, '+');
+
+	if (plus) {
+		*plus = 0;
+		snprintf(fn, fn_n, "%s", buf);
+		snprintf(where, where_n, "%s", plus + 1);
+	} else {
+		snprintf(fn, fn_n, "%s", buf);
+		snprintf(where, where_n, "%s", buf);
+	}
+}
+
+static __attribute__((noreturn)) void report_race(const struct kc_task *other,
+						 const struct kc_entry *e, struct task_struct *t,
+						 uintptr_t pc, const void *p, size_t size, int type)
+{
+	char fa[256], wa[PATH_MAX], fb[256], wb[PATH_MAX];
+
+	split_pc(e->pc, fa, sizeof(fa), wa, sizeof(wa));
+	split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
+	fflush(stdout);
+	fprintf(stderr, "\n==================================================================\n"
+		"BUG: KCSAN: data-race in %s / %s\n\n"
+		"write to %p of %u bytes by task %s (pid %d) on cpu %d:\n %s\n"
+		"  (still in cpu %d's store buffer: no release, barrier or unlock since)\n\n"
+		"%s%s to %p of %zu bytes by task %s (pid %d) on cpu %d:\n %s\n"
+		"==================================================================\n",
+		fa, fb, (void *)e->p, e->size, task_comm(other->task), task_pid(other->task),
+		e->cpu, wa, e->cpu, (type & KC_ATOMIC) ? "atomic " : "",
+		(type & KC_WRITE) ? "write" : "read", p, size, task_comm(t), task_pid(t),
+		t->cpu, wb);
+	char *colon = strrchr(wb, ':');
+	int line = colon ? atoi(colon + 1) : 0;
+
+	if (colon)
+		*colon = 0;
+	SIM_LOCK();
+	sim_bug_locked(strdup(wb), line, "KCSAN: data-race in %s / %s", fa, fb);
+}
+
+/*
+ * A plain access of student code meets a plain store another CPU still
+ * buffers. A marked access (READ_ONCE(), an atomic) against a plain aligned
+ * store is not reported, as the kernel's default
+ * CONFIG_KCSAN_ASSUME_PLAIN_WRITES_ATOMIC=y does not: the lockless
+ * "is the queue empty?" check under a lock-protected update stays quiet.
+ */
+static void check_races(struct task_struct *t, uintptr_t pc, const void *p, size_t size,
+			int type)
+{
+	if (type & KC_ATOMIC)
+		return;
+	for (int i = 0; i < kc_nbuffers; i++) {
+		const struct kc_task *o = kc_buffers[i];
+
+		if (o == &kc)
+			continue;
+		for (int j = 0; j < o->sb_len; j++) {
+			const struct kc_entry *e = &o->sb[j];
+
+			if (e->kind != KC_PLAIN || e->marked || e->cpu == t->cpu || e->cpu < 0)
+				continue;
+			if (overlaps(e->p, e->size, p, size))
+				report_race(o, e, t, pc, p, size, type);
+		}
+	}
+}
+
+static inline int class_of_access(struct kc_slot *s)
+{
+	int c = s->cls;
+
+	if (c == KC_HEADER)
+		c = kc.depth > 0 ? kc.stack[kc.depth - 1 < KC_STACK ? kc.depth - 1 : KC_STACK - 1]
+				 : KC_TEST;
+	return c;
+}
+
+/*
+ * Returns the task when the access is student code's and the kernel runs;
+ * @p is NULL for a point that is no access (a function's end).
+ */
+static inline struct task_struct *student_access(uintptr_t pc, const void *p, size_t size,
+						 int type)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !S.booted || !S.cfg.kcsan)
+		return NULL;
+	struct kc_slot *s = kc_lookup(pc);
+
+	if (class_of_access(s) != KC_STUDENT)
+		return NULL;
+	student_point(t, s);
+	if (p && kc_nbuffers && S.det && S.cfg.races && t->cpu >= 0)
+		check_races(t, pc, p, size, type);
+	return t;
+}
+
+static inline struct task_struct *student(uintptr_t pc)
+{
+	return student_access(pc, NULL, 0, 0);
+}
+
+static inline void plain_access(uintptr_t pc, void *p, size_t size, int type)
+{
+	struct task_struct *t = student_access(pc, p, size, type);
+
+	if (t && (type & KC_WRITE) && may_buffer(t))
+		buffer_store(p, size, KC_PLAIN, false, pc);
+}
+
+/* ---- the hooks gcc emits ----------------------------------------------- */
+#ifndef __SANITIZE_THREAD__
+
+#define PC() ((uintptr_t)__builtin_return_address(0))
+
+void __tsan_init(void)
+{
+	kc_instrumented = true;
+}
+
+void __tsan_func_entry(void *call_pc)
+{
+	(void)call_pc;
+	struct kc_slot *s = kc_lookup(PC());
+	int c = s->cls;
+
+	if (c == KC_HEADER || c == KC_NONE)
+		c = kc.depth > 0 ? kc.stack[(kc.depth - 1) % KC_STACK] : KC_TEST;
+	if (kc.depth < KC_STACK)
+		kc.stack[kc.depth] = (unsigned char)c;
+	kc.depth++;
+}
+
+/* The end of a student function: a scheduling point, then its stores drain. */
+void __tsan_func_exit(void *unused)
+{
+	(void)unused;
+	if (kc.sb_len)
+		student(PC());
+	if (kc.depth > 0)
+		kc.depth--;
+	if (kc.sb_len)
+		drain_kind(KC_PLAIN);
+}
+
+#define KC_RW(n)                                                            \
+	void __tsan_read##n(void *p) { plain_access(PC(), p, n, KC_READ); }  \
+	void __tsan_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
+	void __tsan_unaligned_read##n(void *p) { plain_access(PC(), p, n, KC_READ); }  \
+	void __tsan_unaligned_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
+	void __tsan_volatile_read##n(void *p) { plain_access(PC(), p, n, KC_READ); }  \
+	void __tsan_volatile_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
+	void __tsan_read##n##_pc(void *p, void *pc) { plain_access((uintptr_t)pc, p, n, KC_READ); } \
+	void __tsan_write##n##_pc(void *p, void *pc) { plain_access((uintptr_t)pc, p, n, KC_WRITE); }
+
+/* Declarations first: these have no header (gcc knows them as builtins). */
+#define KC_RW_DECL(n)                                                       \
+	void __tsan_read##n(void *p); void __tsan_write##n(void *p);         \
+	void __tsan_unaligned_read##n(void *p); void __tsan_unaligned_write##n(void *p); \
+	void __tsan_volatile_read##n(void *p); void __tsan_volatile_write##n(void *p); \
+	void __tsan_read##n##_pc(void *p, void *pc); void __tsan_write##n##_pc(void *p, void *pc);
+KC_RW_DECL(1) KC_RW_DECL(2) KC_RW_DECL(4) KC_RW_DECL(8) KC_RW_DECL(16)
+void __tsan_init(void);
+void __tsan_func_entry(void *call_pc);
+void __tsan_func_exit(void *unused);
+void __tsan_read_range(void *p, long size);
+void __tsan_write_range(void *p, long size);
+void __tsan_vptr_update(void *vptr_p, void *new_val);
+void __tsan_vptr_read(void *vptr_p);
+void __tsan_atomic_thread_fence(int mo);
+void __tsan_atomic_signal_fence(int mo);
+
+KC_RW(1) KC_RW(2) KC_RW(4) KC_RW(8) KC_RW(16)
+
+void __tsan_read_range(void *p, long size)
+{
+	plain_access(PC(), p, (size_t)size, KC_READ);
+}
+
+void __tsan_write_range(void *p, long size)
+{
+	plain_access(PC(), p, (size_t)size, KC_WRITE);
+}
+
+void __tsan_vptr_update(void *vptr_p, void *new_val)
+{
+	(void)new_val;
+	plain_access(PC(), vptr_p, sizeof(void *), KC_WRITE);
+}
+
+void __tsan_vptr_read(void *vptr_p)
+{
+	plain_access(PC(), vptr_p, sizeof(void *), KC_READ);
+}
+
+static inline bool releases(int mo)
+{
+	mo &= 0xffff;
+	return mo == __ATOMIC_RELEASE || mo == __ATOMIC_ACQ_REL || mo == __ATOMIC_SEQ_CST;
+}
+
+void __tsan_atomic_thread_fence(int mo)
+{
+	struct task_struct *t = student(PC());
+
+	if (t && releases(mo))
+		kcsan_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* A compiler barrier: orders nothing between CPUs. */
+void __tsan_atomic_signal_fence(int mo)
+{
+	(void)mo;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * Atomics. The hook performs the operation itself (always seq_cst on the
+ * real machine: stronger is safe); the simulated order is @mo's: a relaxed
+ * store is buffered like a plain one, a release drains the buffer first, a
+ * read-modify-write goes to memory at once (after the older stores to the
+ * same bytes, which it commits).
+ */
+#define SC __ATOMIC_SEQ_CST
+
+static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, size_t n, int mo,
+					     bool is_store)
+{
+	struct task_struct *t = student_access(pc, (const void *)p, n,
+					       KC_ATOMIC | (is_store ? KC_WRITE : 0));
+
+	if (!t)
+		return NULL;
+	if (releases(mo))
+		kcsan_fence();
+	else if (!is_store && kc.sb_len)
+		drain_range((const void *)p, n);
+	if (is_store && !releases(mo) && may_buffer(t))
+		buffer_store((void *)p, n, KC_PLAIN, true, pc);
+	return t;
+}
+
+#define KC_ATOMIC_OPS(bits, T)                                                          \
+	T __tsan_atomic##bits##_load(const volatile void *a_, int mo);                      \
+	void __tsan_atomic##bits##_store(volatile void *a_, T v, int mo);                   \
+	T __tsan_atomic##bits##_exchange(volatile void *a_, T v, int mo);                   \
+	T __tsan_atomic##bits##_fetch_add(volatile void *a_, T v, int mo);                  \
+	T __tsan_atomic##bits##_fetch_sub(volatile void *a_, T v, int mo);                  \
+	T __tsan_atomic##bits##_fetch_and(volatile void *a_, T v, int mo);                  \
+	T __tsan_atomic##bits##_fetch_or(volatile void *a_, T v, int mo);                   \
+	T __tsan_atomic##bits##_fetch_xor(volatile void *a_, T v, int mo);                  \
+	T __tsan_atomic##bits##_fetch_nand(volatile void *a_, T v, int mo);                 \
+	bool __tsan_atomic##bits##_compare_exchange_strong(volatile void *a_, void *c_, T v,     \
+							   int mo, int fmo);            \
+	bool __tsan_atomic##bits##_compare_exchange_weak(volatile void *a_, void *c_, T v,       \
+							 int mo, int fmo);              \
+	T __tsan_atomic##bits##_compare_exchange_val(volatile void *a_, T c, T v, int mo,   \
+						      int fmo);                         \
+	T __tsan_atomic##bits##_load(const volatile void *a_, int mo)                       \
+	{                                                                               \
+		const volatile T *a = a_;                                               \
+		(void)mo;                                                               \
+		atomic_pre(PC(), (volatile void *)a, sizeof(T), __ATOMIC_RELAXED, false);         \
+		return __atomic_load_n(a, SC);                                          \
+	}                                                                               \
+	void __tsan_atomic##bits##_store(volatile void *a_, T v, int mo)                    \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		atomic_pre(PC(), a, sizeof(T), mo, true);                               \
+		__atomic_store_n(a, v, SC);                                             \
+	}                                                                               \
+	KC_RMW(bits, T, exchange, __atomic_exchange_n(a, v, SC))                        \
+	KC_RMW(bits, T, fetch_add, __atomic_fetch_add(a, v, SC))                        \
+	KC_RMW(bits, T, fetch_sub, __atomic_fetch_sub(a, v, SC))                        \
+	KC_RMW(bits, T, fetch_and, __atomic_fetch_and(a, v, SC))                        \
+	KC_RMW(bits, T, fetch_or, __atomic_fetch_or(a, v, SC))                          \
+	KC_RMW(bits, T, fetch_xor, __atomic_fetch_xor(a, v, SC))                        \
+	KC_RMW(bits, T, fetch_nand, __atomic_fetch_nand(a, v, SC))                      \
+	bool __tsan_atomic##bits##_compare_exchange_strong(volatile void *a_, void *c_, T v,     \
+							   int mo, int fmo)             \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		(void)fmo;                                                              \
+		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
+	}                                                                               \
+	bool __tsan_atomic##bits##_compare_exchange_weak(volatile void *a_, void *c_, T v,       \
+							 int mo, int fmo)               \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		(void)fmo;                                                              \
+		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
+	}                                                                               \
+	T __tsan_atomic##bits##_compare_exchange_val(volatile void *a_, T c, T v, int mo,   \
+						      int fmo)                          \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		(void)fmo;                                                              \
+		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		__atomic_compare_exchange_n(a, &c, v, false, SC, SC);                   \
+		return c;                                                               \
+	}
+
+#define KC_RMW(bits, T, op, expr)                                                       \
+	T __tsan_atomic##bits##_##op(volatile void *a_, T v, int mo)                        \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		return expr;                                                            \
+	}
+
+KC_ATOMIC_OPS(8, unsigned char)
+KC_ATOMIC_OPS(16, unsigned short)
+KC_ATOMIC_OPS(32, unsigned int)
+KC_ATOMIC_OPS(64, unsigned long)
+
+#endif /* !__SANITIZE_THREAD__ */
