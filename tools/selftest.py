@@ -16,6 +16,8 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
   mutants        each mutant applied to a copy of solutions/ loses points: at
                  least one test fails, and every test it names in killed_by
   valgrind       the valgrind preset on common and on the solutions (ctest)
+  grading        containment: hostile submissions (grading/tests/hostile/),
+                 each graded by ./workbook grade, score 0 and no trace left
   docs           both doc editions, link check
 """
 import json
@@ -257,6 +259,20 @@ def stage_preset(sh, labs, checker):
                  " | ".join(tail) if r.returncode else "")
 
 
+def stage_grading(sh):
+    """Hostile submissions are contained (grading/tests/containment.py)."""
+    sh.stage("grading containment")
+    path = os.path.join(ROOT, "grading", "tests")
+    if not os.path.isfile(os.path.join(path, "containment.py")):
+        sh.check(False, "grading containment", "grading/tests/containment.py is missing")
+        return
+    import sys
+    sys.path.insert(0, path)
+    import containment
+    for ok, what, detail in containment.checks():
+        sh.check(ok, what, detail)
+
+
 def stage_docs(sh, sol):
     sh.stage("docs")
     if "docs-check" not in build.ninja_targets(sol):
@@ -290,6 +306,7 @@ def run(quick=False):
     stage_mutants(sh, labs)
     if not quick:
         stage_preset(sh, labs, "valgrind")
+    stage_grading(sh)
     stage_docs(sh, sol)
     return finish(sh)
 

@@ -9,7 +9,7 @@ from .common import Fail, ROOT, say
 
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
-            "python3", "doxygen", "graphviz", "liburcu-dev"]
+            "python3", "doxygen", "graphviz", "liburcu-dev", "bubblewrap"]
 
 
 def cmd_setup(a):
