@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sim/test.h>
+#include <linux/module.h>
 #include <valgrind/valgrind.h>
 #include <valgrind/memcheck.h>
 #include "internal.h"
@@ -48,7 +49,8 @@ static char test_id[256];
  * /proc/self/environ no longer shows it either). One record per ending:
  * "<suite/name> <nonce> <kind>\n", kind "end" (the body and every end-of-test
  * assertion passed), "bug" (the kernel's BUG path, for tests that expect
- * BUG_SIGNAL), "fault" (a real memory fault, for tests that expect SIGSEGV)
+ * BUG_SIGNAL), "fault" (a real fault inside an unloaded module, for tests
+ * that expect SIGSEGV)
  * or "abort" (the kernel's abort for an unexpected BUG).
  * What it does NOT stop: code in the test process that deliberately reads
  * the nonce from memory can write a record too (docs/instructors.md).
@@ -100,11 +102,17 @@ void sim_test_proof(const char *kind)
 	close(fd);
 }
 
-/* A real memory fault (not a raise() or kill()) in a test that expects one. */
+/*
+ * The one fault a test expects: a call (or access) into a module that was
+ * unloaded, whose old ranges module.c fenced. Not a raise() or kill() (the
+ * kernel sent it: si_code > 0), and not a NULL or wild pointer elsewhere.
+ */
 static void fault_proof(int sig, siginfo_t *si, void *uc)
 {
+	bool unloaded = false;
+
 	(void)uc;
-	if (si->si_code > 0)            /* sent by the kernel, not by a process */
+	if (si->si_code > 0 && module_of_address(si->si_addr, &unloaded) && unloaded)
 		sim_test_proof("fault");
 	else
 		raise(sig);             /* SA_RESETHAND: ends by the signal, no proof */
