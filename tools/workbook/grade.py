@@ -103,13 +103,17 @@ def outside_includes(path):
     return ""
 
 
-def stage_prior(slot):
-    """The reference's files of every lab (what WORKBOOK_PRIOR=solutions
-    links for the earlier labs) copied into the slot by the grader, so that
-    no sandboxed step needs solutions/."""
+def stage_prior(slot, labs):
+    """The reference's files of the earlier labs that LABS use (what
+    WORKBOOK_PRIOR=solutions links) copied into the slot by the grader, so
+    that no sandboxed step needs solutions/. Only those: grading lab 3 alone
+    puts labs 1 and 2 there, never lab 3's own reference."""
     if os.path.isdir(slot.prior_dir):
         shutil.rmtree(slot.prior_dir)
+    used = {u for lab in labs for u in lab.uses}
     for lab in all_labs():
+        if lab.name not in used:
+            continue
         for f in lab.files:
             src = os.path.join(SOLUTIONS, lab.name, f)
             if os.path.isfile(src):
@@ -181,7 +185,7 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
     if not slot.configured:
         extra = []
         if prior == "solutions":
-            stage_prior(slot)
+            stage_prior(slot, labs)
             extra.append(f"-DWORKBOOK_SOLUTIONS={slot.prior_dir}")
         ok, out = configure(slot.dir, slot.stage, prior, False, extra=extra)
         if not ok:
