@@ -6,6 +6,7 @@ import re
 import resource
 import secrets
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -91,7 +92,6 @@ def read_untrusted(path, cap=16 << 20):
     a regular file only (no link, no FIFO to block on), at most CAP bytes."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
-        import stat
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
         chunks, n = [], 0
