@@ -13,6 +13,10 @@ set_property(CACHE WORKBOOK_PRIOR PROPERTY STRINGS own solutions)
 set(WORKBOOK_ONLY_LABS "" CACHE STRING "Build only these labs (folder names; empty: all)")
 # CTest discovery runs the workbook's own manifest loader (tools/workbook/).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# The grader points this at a copy of the earlier labs' reference files, so
+# that a sandboxed build never needs to see solutions/ itself.
+set(WORKBOOK_SOLUTIONS "${CMAKE_SOURCE_DIR}/solutions" CACHE PATH
+    "Where WORKBOOK_PRIOR=solutions takes the earlier labs from")
 if(NOT IS_ABSOLUTE "${WORKBOOK_IMPL}")
   get_filename_component(WORKBOOK_IMPL "${CMAKE_SOURCE_DIR}/${WORKBOOK_IMPL}" ABSOLUTE)
 endif()
@@ -23,8 +27,8 @@ function(workbook_impl_dir name self out)
   # A handout may hold the solutions of some earlier labs only: the others
   # are the student's own.
   if(NOT self AND WORKBOOK_PRIOR STREQUAL "solutions"
-     AND IS_DIRECTORY "${CMAKE_SOURCE_DIR}/solutions/${name}")
-    set(${out} "${CMAKE_SOURCE_DIR}/solutions/${name}" PARENT_SCOPE)
+     AND IS_DIRECTORY "${WORKBOOK_SOLUTIONS}/${name}")
+    set(${out} "${WORKBOOK_SOLUTIONS}/${name}" PARENT_SCOPE)
   else()
     set(${out} "${WORKBOOK_IMPL}/${name}" PARENT_SCOPE)
   endif()

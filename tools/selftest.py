@@ -17,6 +17,8 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
                  least one test fails, and every test it names in killed_by
   presets        the valgrind, asan and tsan presets on common and on the
                  solutions (their CTest tests, one lab label at a time)
+  grading        containment: hostile submissions (grading/tests/hostile/),
+                 each graded by ./workbook grade, score 0 and no trace left
   docs           both doc editions, link check
 """
 import json
@@ -276,6 +278,20 @@ def stage_preset(sh, labs, checker):
                   else "no output") if r.returncode else "")
 
 
+def stage_grading(sh):
+    """Hostile submissions are contained (grading/tests/containment.py)."""
+    sh.stage("grading containment")
+    path = os.path.join(ROOT, "grading", "tests")
+    if not os.path.isfile(os.path.join(path, "containment.py")):
+        sh.check(False, "grading containment", "grading/tests/containment.py is missing")
+        return
+    import sys
+    sys.path.insert(0, path)
+    import containment
+    for ok, what, detail in containment.checks():
+        sh.check(ok, what, detail)
+
+
 def stage_docs(sh, sol):
     sh.stage("docs")
     if "docs-check" not in build.ninja_targets(sol):
@@ -311,6 +327,7 @@ def run(quick=False):
     if not quick:
         for checker in ("valgrind", "asan", "tsan"):
             stage_preset(sh, labs, checker)
+    stage_grading(sh)
     stage_docs(sh, sol)
     return finish(sh)
 

@@ -17,13 +17,14 @@ def check_deps(need_valgrind=False):
         raise Fail(f"missing {', '.join(missing)}: run ./workbook setup", 1)
 
 
-def configure(bdir, impl="labs", prior="own", werror=False, checker="", only=None, quiet=True):
-    """Configure BDIR (once; again only when the settings change)."""
+def configure(bdir, impl="labs", prior="own", werror=False, checker="", only=None, quiet=True,
+              extra=()):
+    """Configure BDIR (once; again only when the settings change); EXTRA: more -D options."""
     check_deps(checker == "valgrind")
     impl = os.path.abspath(os.path.join(ROOT, impl))
     opts = [f"-DWORKBOOK_IMPL={impl}", f"-DWORKBOOK_PRIOR={prior}",
             f"-DWORKBOOK_WERROR={'ON' if werror else 'OFF'}", f"-DWORKBOOK_CHECKER={checker}",
-            f"-DWORKBOOK_ONLY_LABS={';'.join(only or [])}", "-DCMAKE_BUILD_TYPE=Debug"]
+            f"-DWORKBOOK_ONLY_LABS={';'.join(only or [])}", "-DCMAKE_BUILD_TYPE=Debug"] + list(extra)
     stamp = os.path.join(bdir, ".workbook-config")
     key = "\n".join(opts)
     if os.path.isfile(os.path.join(bdir, "build.ninja")) and os.path.isfile(stamp):

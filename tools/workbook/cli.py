@@ -26,7 +26,9 @@ Instructors
         [--out FILE] [--force] [LAB...]
                               grade a submission (a copy of labs/, or a tree holding one)
   grade --batch DIR --out DIR [-j N] [--prior ...] [LAB...]
-                              grade every subfolder of DIR: grades.csv plus one report each
+                              grade every entry of DIR: grades.csv (a row each) plus reports
+        [--lab-budget SECONDS] at most this long running one lab's tests (default 120);
+                              submission code always runs sandboxed (docs/instructors.md)
   handout OUT [--release LAB...]
                               the student distribution (no solutions/, quiz answers, mutants)
 Maintainers
@@ -84,6 +86,7 @@ def main(argv):
     s.add_argument("--force", action="store_true")
     s.add_argument("--batch")
     s.add_argument("-j", "--jobs", type=int, default=1)
+    s.add_argument("--lab-budget", type=float, default=None)
     s.add_argument("labs", nargs="*")
     s = sub.add_parser("handout")
     s.add_argument("out")

@@ -1,17 +1,32 @@
-"""Grading: staging a submission, grading it, grading a batch."""
+"""Grading: staging a submission, grading it, grading a batch.
+
+Rule kept here: the grader (this process) is trusted, the submission is not.
+Only the files the manifests list are taken from a submission; its build and
+its test runs happen in a sandbox (sandbox.py); a test passes only with the
+proof that it reached its end (run.py); results are computed and written only
+after every process of the submission is gone, from what the grader itself
+holds (the proof, the report Criterion's runner wrote), never from a file the
+submission could have written to in the grader's place.
+"""
 import concurrent.futures
 import csv
+import hashlib
 import os
 import re
 import shutil
+import subprocess
 import threading
 import time
 
-from .build import build, check_deps, configure, first_error
-from .common import Fail, JOBS, LABS, ROOT, say
+from .build import check_deps, configure, first_error
+from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say
 from .manifest import all_labs, select_labs
 from .reports import check_out_file, lab_result, render, report_gradescope, report_text, write_out
-from .run import exe_path, run_tests
+from .run import clean_env, exe_path, run_graded
+from .sandbox import Sandbox
+
+LAB_BUDGET = 120      # seconds of test running per lab, whatever the submission does
+BUILD_WALL = 300      # seconds a lab's build may take
 
 
 def locate_impl(d):
@@ -34,13 +49,34 @@ def locate_impl(d):
 
 
 class Slot:
-    """A reusable build folder for grading (one per parallel job)."""
+    """A reusable build folder for grading (one per parallel job), and the
+    sandbox its submissions run in."""
 
-    def __init__(self, key, prior):
+    def __init__(self, key, prior, sandbox=None):
         self.dir = os.path.join(ROOT, f"build-wb-grade-{prior}-{key}")
         self.stage = os.path.join(self.dir, "impl")
+        self.prior_dir = os.path.join(self.dir, "prior")
         self.prior = prior
         self.configured = False
+        self.sandbox = sandbox
+
+    def scrub(self):
+        """Nothing of the previous submission stays: its staged files, the
+        objects and binaries built from them, its runs."""
+        for p in (self.stage, os.path.join(self.dir, "runs"), os.path.join(self.dir, "modules")):
+            if os.path.isdir(p):
+                shutil.rmtree(p)
+        if not os.path.isdir(self.dir):
+            return
+        for e in os.listdir(self.dir):
+            if e.endswith("_tests") and os.path.isfile(os.path.join(self.dir, e)):
+                os.unlink(os.path.join(self.dir, e))
+        cm = os.path.join(self.dir, "CMakeFiles")
+        if os.path.isdir(cm):
+            for t in os.listdir(cm):
+                p = os.path.join(cm, t, "impl")
+                if t.endswith(".dir") and os.path.isdir(p):
+                    shutil.rmtree(p)
 
 
 INCLUDE = re.compile(r'^\s*#\s*(?:include|include_next|embed)\s*(.*)$', re.M)
@@ -67,10 +103,28 @@ def outside_includes(path):
     return ""
 
 
+def stage_prior(slot, labs):
+    """The reference's files of the earlier labs that LABS use (what
+    WORKBOOK_PRIOR=solutions links) copied into the slot by the grader, so
+    that no sandboxed step needs solutions/. Only those: grading lab 3 alone
+    puts labs 1 and 2 there, never lab 3's own reference."""
+    if os.path.isdir(slot.prior_dir):
+        shutil.rmtree(slot.prior_dir)
+    used = {u for lab in labs for u in lab.uses}
+    for lab in all_labs():
+        if lab.name not in used:
+            continue
+        for f in lab.files:
+            src = os.path.join(SOLUTIONS, lab.name, f)
+            if os.path.isfile(src):
+                dst = os.path.join(slot.prior_dir, lab.name, f)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copyfile(src, dst)
+
+
 def stage_submission(impl, slot, labs):
     """Copy only the manifests' files into the slot's stage; {lab: missing files}."""
-    if os.path.isdir(slot.stage):
-        shutil.rmtree(slot.stage)
+    slot.scrub()
     missing = {}
     for lab in all_labs():
         # Files of the lab folder that are not the student's (e.g. a module
@@ -104,45 +158,102 @@ def stage_submission(impl, slot, labs):
     return missing
 
 
-def grade_labs(impl, labs, prior, slot, jobs=2):
+def sandboxed_build(slot, target):
+    """Build TARGET of the slot in its sandbox: (ok, first error)."""
+    sb = slot.sandbox
+    sb.give(slot.dir)
+    how = sb.wrap(["ninja", "-C", slot.dir, target], slot.dir, clean_env(), rw=[slot.dir],
+                  limits={"cpu": BUILD_WALL})
+    try:
+        r = subprocess.run(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace", stdin=subprocess.DEVNULL, timeout=BUILD_WALL,
+                           cwd=slot.dir, **how)
+        out, rc = r.stdout, r.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = f"error: the build took more than {BUILD_WALL}s", 1
+    finally:
+        sb.reap()
+        sb.take(slot.dir)
+    if rc:
+        return False, first_error(out, slot.stage)
+    return True, ""
+
+
+def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
     """Grade LABS of the submission at IMPL; a list of lab results."""
     missing = stage_submission(impl, slot, labs)
     if not slot.configured:
-        ok, out = configure(slot.dir, slot.stage, prior, False)
+        extra = []
+        if prior == "solutions":
+            stage_prior(slot, labs)
+            extra.append(f"-DWORKBOOK_SOLUTIONS={slot.prior_dir}")
+        ok, out = configure(slot.dir, slot.stage, prior, False, extra=extra)
         if not ok:
             raise Fail(f"cmake failed: {first_error(out)}", 1)
         slot.configured = True
     out = []
     for lab in labs:
+        t1 = time.time()
         need = [lab.name] + ([] if prior == "solutions" else lab.uses)
         miss = [m for n in need for m in missing.get(n, [])]
         if miss:
-            out.append(lab_result(lab, error="; ".join(miss)))
-            continue
-        ok, err, _ = build(slot.dir, [lab.target], slot.stage)
-        if not ok:
-            out.append(lab_result(lab, error=f"does not compile: {err}"))
-            continue
-        res, logs = run_tests(exe_path(slot.dir, lab), lab.names(),
-                              os.path.join(slot.dir, "runs", lab.label), lab.timeouts(), jobs)
-        out.append(lab_result(lab, res, logs))
+            r = lab_result(lab, error="; ".join(miss))
+        else:
+            ok, err = sandboxed_build(slot, lab.target)
+            if not ok:
+                r = lab_result(lab, error=f"does not compile: {err}")
+            else:
+                wd = os.path.join(slot.dir, "runs", lab.label)
+                if os.path.isdir(wd):
+                    shutil.rmtree(wd)
+                os.makedirs(wd)
+                slot.sandbox.give(wd)
+                res, _ = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
+                                       lab.timeouts(), jobs, budget, slot.sandbox)
+                slot.sandbox.take(wd)
+                r = lab_result(lab, res)  # verdicts from the proofs, not the runner's XML
+        r["isolation"] = slot.sandbox.kind
+        r["seconds"] = time.time() - t1
+        out.append(r)
     return out
 
 
 def cmd_grade(a):
     labs = select_labs(a.labs)
+    budget = float(getattr(a, "lab_budget", None) or LAB_BUDGET)
     if a.batch:
-        return grade_batch(a, labs)
+        return grade_batch(a, labs, budget)
     check_out_file(a.out, a.force)
     impl = locate_impl(a.impl) if a.impl else LABS
     check_deps()
+    hide = [os.path.dirname(os.path.abspath(a.out))] if a.out else []
+    sb = Sandbox(hide=hide)
     t0 = time.time()
-    results = grade_labs(impl, labs, a.prior, Slot("0", a.prior), JOBS)
-    write_out(a.out, render(a.format, results, time.time() - t0))
+    results = grade_labs(impl, labs, a.prior, Slot("0", a.prior, sb), JOBS, budget)
+    # Every sandboxed process is gone (each step reaped its own): only now
+    # the results are written, by us, where the submission could not write.
+    write_out(a.out, render(a.format, results, time.time() - t0, isolation=sb.describe()))
     return 0
 
 
-def grade_batch(a, labs):
+def report_name(entry):
+    """A file name for ENTRY's reports that no other entry can share."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", entry).strip(".")[:60] or "_"
+    return f"{safe}-{hashlib.sha1(entry.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+def not_gradable(entry, path):
+    """Why batch ENTRY at PATH is no submission folder, or ''."""
+    if os.path.islink(path):
+        return "a symbolic link, not a folder (not followed)"
+    if os.path.isdir(path):
+        return ""
+    if re.search(r"\.(zip|tar|tgz|tar\.gz|tar\.xz|7z|rar)$", entry, re.I):
+        return "an archive, not a folder: unpack it into a folder of its own"
+    return "not a folder"
+
+
+def grade_batch(a, labs, budget):
     if not a.out:
         raise Fail("--batch needs --out DIR (the folder for the CSV and the reports)")
     if not os.path.isdir(a.batch):
@@ -154,53 +265,73 @@ def grade_batch(a, labs):
         raise Fail(f"--out {a.out} is not empty (--force writes into it)")
     if os.path.exists(out) and not os.path.isdir(out):
         raise Fail(f"--out {a.out} is a file, not a folder")
-    subs = sorted(s for s in os.listdir(a.batch)
-                  if os.path.isdir(os.path.join(a.batch, s)) and not s.startswith("."))
-    if not subs:
-        raise Fail(f"--batch {a.batch} holds no submission folders")
+    entries = sorted(os.listdir(a.batch))
+    if not entries:
+        raise Fail(f"--batch {a.batch} is empty")
     check_deps()
     os.makedirs(out, exist_ok=True)
+    hide = [out, os.path.abspath(a.batch)]
+    first = Sandbox(hide=hide)
     jobs = max(1, a.jobs)
-    slots = [Slot(str(i), a.prior) for i in range(jobs)]
+    if first.kind == "user" and jobs > 1:
+        say("isolation 'user' (no namespaces): grading one submission at a time, since "
+            "parallel submissions would run as the same user")
+        jobs = 1
+    slots = [Slot(str(i), a.prior, first if i == 0 else Sandbox(first.kind, hide))
+             for i in range(jobs)]
     free = list(slots)
     lock = threading.Lock()
     t0 = time.time()
 
-    def grade_one(sub):
-        with lock:
-            slot = free.pop()
+    def grade_one(entry):
+        path = os.path.join(a.batch, entry)
         t1 = time.time()
+        why = not_gradable(entry, path)
+        slot = None
         try:
-            try:
-                impl = locate_impl(os.path.join(a.batch, sub))
-                results = grade_labs(impl, labs, a.prior, slot, 2)
-                err = ""
-            except Fail as e:
-                results = [lab_result(l, error=str(e)) for l in labs]
-                err = str(e)
+            if why:
+                err = why
+                results = [lab_result(l, error=why) for l in labs]
+            else:
+                with lock:
+                    slot = free.pop()
+                try:
+                    impl = locate_impl(path)
+                    results = grade_labs(impl, labs, a.prior, slot, 2, budget)
+                    err = ""
+                except Fail as e:
+                    results = [lab_result(l, error=str(e)) for l in labs]
+                    err = str(e)
             secs = time.time() - t1
-            safe = re.sub(r"[^A-Za-z0-9._-]", "_", sub)
-            with open(os.path.join(out, f"{safe}.txt"), "w") as f:
-                f.write(report_text(results, sub))
-            with open(os.path.join(out, f"{safe}.json"), "w") as f:
-                f.write(report_gradescope(results, secs))
-            say(f"{sub}: {sum(r['score'] for r in results)}/{sum(r['max'] for r in results)}"
-                f" ({secs:.0f}s){' - ' + err if err else ''}")
-            return sub, results
+            iso = slot.sandbox.kind if slot else "-"
+            name = report_name(entry)
+            with open(os.path.join(out, f"{name}.txt"), "w") as f:
+                f.write(report_text(results, entry,
+                                    slot.sandbox.describe() if slot else None))
+            with open(os.path.join(out, f"{name}.json"), "w") as f:
+                f.write(report_gradescope(results, secs,
+                                          slot.sandbox.describe() if slot else None))
+            say(f"{entry}: {sum(r['score'] for r in results)}/{sum(r['max'] for r in results)}"
+                f" ({secs:.0f}s, {iso}){' - ' + err if err else ''}")
+            return entry, (results, secs, iso, name, err)
         finally:
-            with lock:
-                free.append(slot)
+            if slot:
+                with lock:
+                    free.append(slot)
 
     rows = {}
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for sub, results in ex.map(grade_one, subs):
-            rows[sub] = results
+        for entry, row in ex.map(grade_one, entries):
+            rows[entry] = row
     with open(os.path.join(out, "grades.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["submission"] + [l.name for l in labs] + ["total"])
-        for sub in subs:
-            rs = rows[sub]
-            w.writerow([sub] + [r["score"] for r in rs] + [sum(r["score"] for r in rs)])
-    say(f"graded {len(subs)} submission(s) in {time.time() - t0:.0f}s: "
-        f"{os.path.join(a.out, 'grades.csv')}")
+        w.writerow(["submission", "report"] + [l.name for l in labs] +
+                   ["total", "max", "seconds", "isolation", "note"])
+        for entry in entries:
+            rs, secs, iso, name, err = rows[entry]
+            w.writerow([entry, f"{name}.txt"] + [r["score"] for r in rs] +
+                       [sum(r["score"] for r in rs), sum(r["max"] for r in rs),
+                        f"{secs:.1f}", iso, err])
+    say(f"graded {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in "
+        f"{time.time() - t0:.0f}s ({first.describe()}): {os.path.join(a.out, 'grades.csv')}")
     return 0

@@ -10,7 +10,7 @@ from .common import Fail, ROOT, say
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
             "python3", "doxygen", "graphviz", "liburcu-dev", "git", "patch", "inotify-tools",
-            "libdw-dev"]
+            "libdw-dev", "bubblewrap"]
 
 
 def cmd_setup(a):

@@ -10,10 +10,12 @@ from .common import Fail
 from .run import junit_cases, score_lab
 
 
-def report_text(results, title=None):
+def report_text(results, title=None, isolation=None):
     o = io.StringIO()
     if title:
         o.write(f"# {title}\n")
+    if isolation:
+        o.write(f"# isolation: {isolation}\n")
     tot = mx = 0
     for r in results:
         lab = r["lab"]
@@ -46,7 +48,7 @@ def test_rows(results):
             yield lab, t, passed, p if passed else 0, p, "\n".join(msgs)
 
 
-def report_json(results):
+def report_json(results, isolation=None):
     labs = []
     for r in results:
         labs.append({"name": r["lab"].name, "label": r["lab"].label, "score": r["score"],
@@ -54,11 +56,14 @@ def report_json(results):
                      "tests": [{"name": t["name"], "passed": ok, "score": s, "max_score": m,
                                 "output": out}
                                for lab, t, ok, s, m, out in test_rows([r])]})
-    return json.dumps({"score": sum(r["score"] for r in results),
-                       "max_score": sum(r["max"] for r in results), "labs": labs}, indent=2) + "\n"
+    doc = {"score": sum(r["score"] for r in results),
+           "max_score": sum(r["max"] for r in results), "labs": labs}
+    if isolation:
+        doc["isolation"] = isolation
+    return json.dumps(doc, indent=2) + "\n"
 
 
-def report_gradescope(results, secs=None):
+def report_gradescope(results, secs=None, isolation=None):
     tests = []
     for lab, t, ok, s, m, out in test_rows(results):
         tests.append({"name": f"{lab.name}: {t['name']}", "score": s, "max_score": m,
@@ -66,7 +71,8 @@ def report_gradescope(results, secs=None):
                       "visibility": t.get("visibility", "visible")})
     doc = {"score": sum(r["score"] for r in results),
            "output": " ".join(f"{r['lab'].name}: {r['score']}/{r['max']}" +
-                              (f" ({r['error']})" if r["error"] else "") for r in results),
+                              (f" ({r['error']})" if r["error"] else "") for r in results) +
+                     (f"\nisolation: {isolation}" if isolation else ""),
            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
     if secs is not None:
         doc["execution_time"] = round(secs)
@@ -116,9 +122,10 @@ def lab_result(lab, results=None, logs=(), error=""):
             "max": lab.max_points, "junit": junit_cases(logs)}
 
 
-def render(fmt, results, secs=None, title=None):
-    return {"text": lambda: report_text(results, title), "json": lambda: report_json(results),
-            "gradescope": lambda: report_gradescope(results, secs),
+def render(fmt, results, secs=None, title=None, isolation=None):
+    return {"text": lambda: report_text(results, title, isolation),
+            "json": lambda: report_json(results, isolation),
+            "gradescope": lambda: report_gradescope(results, secs, isolation),
             "junit": lambda: report_junit(results)}[fmt]()
 
 

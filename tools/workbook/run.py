@@ -1,9 +1,12 @@
 """Running Criterion binaries and reading their reports."""
+import glob
 import json
 import os
 import re
 import resource
+import secrets
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -29,20 +32,23 @@ def clean_env(extra=None):
     return env
 
 
-def run_binary(exe, args, cwd, env, wall, log_path, echo=False):
-    """Run a test binary in its own process group with a wall-clock limit.
-    Returns (returncode or None on timeout, seconds)."""
+def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None):
+    """Run a test binary in its own process group with a wall-clock limit
+    (inside SANDBOX, a sandbox.Sandbox, when given: every process it started
+    is gone when this returns). Returns (returncode or None on timeout, seconds)."""
     t0 = time.time()
+    how = {"args": [exe] + args, "preexec_fn": _limits, "env": env}
+    if sandbox:
+        how = sandbox.wrap(how["args"], cwd, env, rw=[cwd], ro=sandbox_reads(exe))
     with open(log_path, "w") as log:
         if echo:
-            p = subprocess.Popen([exe] + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 preexec_fn=_limits)
+            p = subprocess.Popen(cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, **how)
             reader = threading.Thread(target=_tee, args=(p.stdout, log), daemon=True)
             reader.start()
         else:
-            p = subprocess.Popen([exe] + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=_limits)
+            p = subprocess.Popen(cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT, **how)
         try:
             rc = p.wait(timeout=wall)
         except subprocess.TimeoutExpired:
@@ -53,9 +59,23 @@ def run_binary(exe, args, cwd, env, wall, log_path, echo=False):
             pass
         if rc is None:
             p.wait()
+        if sandbox:
+            sandbox.reap()
         if echo:
             reader.join(5)
     return rc, time.time() - t0
+
+
+def sandbox_reads(exe):
+    """What a test binary reads at run time besides the workbook: itself and
+    the modules built beside it (never the rest of its build folder, which
+    holds the build's intermediate files)."""
+    d = os.path.dirname(os.path.abspath(exe))
+    lab = os.path.basename(exe)[:-len("_tests")] if exe.endswith("_tests") else ""
+    out = [os.path.abspath(exe)]
+    if lab and os.path.isdir(os.path.join(d, "modules", lab)):
+        out.append(os.path.join(d, "modules", lab))
+    return out
 
 
 def _tee(pipe, log):
@@ -67,11 +87,29 @@ def _tee(pipe, log):
             sys.stdout.flush()
 
 
+def read_untrusted(path, cap=16 << 20):
+    """The bytes of PATH, a file a test run could have written or replaced:
+    a regular file only (no link, no FIFO to block on), at most CAP bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks, n = [], 0
+        while n < cap:
+            b = os.read(fd, min(1 << 20, cap - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def parse_report(json_path):
     """{"suite/name": (passed, [messages])} from Criterion's JSON report, or None."""
     try:
-        with open(json_path, "rb") as f:
-            raw = f.read().decode("utf-8", "replace")
+        raw = read_untrusted(json_path).decode("utf-8", "replace")
         data = json.loads(raw, strict=False)
         out = {}
         for s in data["test_suites"]:
@@ -84,14 +122,14 @@ def parse_report(json_path):
         pass
     xml_path = json_path[:-5] + ".xml"
     try:
-        root = ET.parse(xml_path).getroot()
+        root = ET.fromstring(read_untrusted(xml_path))
         out = {}
         for s in root.iter("testsuite"):
             for t in s.iter("testcase"):
                 msgs = [(e.get("message") or e.text or "").strip() for e in t]
                 out[f"{s.get('name')}/{t.get('name')}"] = (t.get("status") == "PASSED", msgs)
         return out
-    except (OSError, ET.ParseError):
+    except (OSError, ET.ParseError, ValueError):
         return None
 
 
@@ -143,16 +181,107 @@ def extglob(names):
     return "@(" + "|".join(names) + ")"
 
 
+# ------------------------------------------------- the completion proof
+# A test passes only if Criterion reports it PASSED *and* the harness
+# (common/src/test.c) wrote its proof record: "<suite/name> <nonce> <kind>"
+# into a file named here, with a nonce drawn here for each run. An exit
+# status, however it is produced (exit, _exit, a raw exit_group, a fork that
+# exits), never writes one.
+
+SIGNAL_END = {"BUG_SIGNAL": "bug", "SIGTRAP": "bug", "SIGSEGV": "fault", "SIGBUS": "fault",
+              "SIGABRT": "abort"}
+_ENDS = {}
+
+
+def expected_ends(exe):
+    """{suite/name: kind of proof its pass needs} for the test binary EXE,
+    read from the workbook's own test sources (never from a submission):
+    "end", or for a test declared with .signal = X the kernel's "bug", a real
+    "fault", or "abort"."""
+    base = os.path.basename(exe)
+    if base == "common_tests":
+        srcs = os.path.join(ROOT, "common", "tests", "*.c")
+    else:
+        srcs = None
+        for d in glob.glob(os.path.join(ROOT, "labs", "*", "lab.json")):
+            try:
+                with open(d) as f:
+                    if f"{json.load(f).get('label')}_tests" == base:
+                        srcs = os.path.join(os.path.dirname(d), "tests", "*.c")
+            except (OSError, ValueError):
+                pass
+    if srcs in _ENDS:
+        return _ENDS[srcs]
+    ends = {}
+    decl = re.compile(r"\bSIM_TEST\(\s*(\w+)\s*,\s*(\w+)\s*((?:,[^{]*?)?)\)\s*\{", re.S)
+    for path in sorted(glob.glob(srcs)) if srcs else []:
+        with open(path, errors="replace") as f:
+            for m in decl.finditer(f.read()):
+                sig = re.search(r"\.signal\s*=\s*(\w+)", m.group(3))
+                ends[f"{m.group(1)}/{m.group(2)}"] = \
+                    SIGNAL_END.get(sig.group(1), "signal " + sig.group(1)) if sig else "end"
+    _ENDS[srcs] = ends
+    return ends
+
+
+def new_proof(base):
+    """A fresh proof file BASE.proof and nonce for one run; the environment
+    entry that tells the harness."""
+    path = base + ".proof"
+    if os.path.lexists(path):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o622)
+    os.fchmod(fd, 0o622)              # the sandbox user appends; only we read
+    os.close(fd)
+    nonce = secrets.token_hex(16)
+    return path, nonce, {"WORKBOOK_PROOF": f"{nonce} {path}"}
+
+
+def read_proofs(path, nonce):
+    """{suite/name: {kinds}} of the records in PATH that carry NONCE. Read
+    only after every process of the run is gone."""
+    out = {}
+    try:
+        data = read_untrusted(path, 1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return out
+    for ln in data.splitlines():
+        parts = ln.split(" ")
+        if len(parts) == 3 and parts[1] == nonce:
+            out.setdefault(parts[0], set()).add(parts[2])
+    return out
+
+
+def require_proof(name, verdict, proofs, ends):
+    """VERDICT (passed, messages) for NAME, a pass kept only with its proof."""
+    passed, msgs = verdict
+    need = ends.get(name, "end")
+    if not passed or need in proofs.get(name, ()):
+        return verdict
+    if need == "end":
+        why = ("ended before its last assertion (exit status 0 without reaching the end: "
+               "an exit(), _exit() or exit_group in the tested code, or in a process it forked)")
+    elif need == "bug":
+        why = "ended by the BUG signal, but not from the simulated kernel's BUG path"
+    elif need == "fault":
+        why = ("ended by SIGSEGV, but not by a fault inside an unloaded module (a NULL or "
+               "wild pointer, or a raise()/kill(), is not the crash this test expects)")
+    else:
+        why = f"ended by {need}, which the grader cannot prove came from the kernel"
+    return False, [why]
+
+
 def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=None,
               filter_names=True, trace_dir=None):
     """Run NAMES (suite/name) of EXE; {name: (passed, messages)} for each.
     Tests are grouped by timeout (Criterion's --timeout lowers each test's
     own); a group that outlives its wall-clock limit is rerun one test at a
-    time so that one hang costs only that test."""
+    time so that one hang costs only that test. A pass needs its proof."""
     os.makedirs(workdir, exist_ok=True)
     timeouts = timeouts or {}
     env = clean_env(dict(extra_env or {},
                          WORKBOOK_TRACE_DIR=trace_dir or os.path.join(workdir, "traces")))
+    ends = expected_ends(exe)
     groups = {}
     for n in names:
         groups.setdefault(float(timeouts.get(n, 60)), []).append(n)
@@ -169,9 +298,14 @@ def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=
                 f"--timeout={int(tmo) if tmo == int(tmo) else tmo}"]
         if filter_names:
             args.append(f"--filter={extglob(group)}")
-        rc, secs = run_binary(exe, args, workdir, env, wall, base + ".log", echo)
+        proof, nonce, penv = new_proof(base)
+        rc, secs = run_binary(exe, args, workdir, dict(env, **penv), wall, base + ".log", echo)
         logs.append(base + ".log")
-        return rc, parse_report(base + ".json")
+        rep = parse_report(base + ".json")
+        if rep is not None:
+            proofs = read_proofs(proof, nonce)
+            rep = {n: require_proof(n, v, proofs, ends) for n, v in rep.items()}
+        return rc, rep
 
     for tmo, group in sorted(groups.items()):
         wall = tmo * ((len(group) + jobs - 1) // jobs) + 30
@@ -187,13 +321,56 @@ def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=
                     results[n] = (False, [why])
             continue
         for n in group:
-            r = rep.get(n, (False, ["not run: no such test in the binary"]))
-            if not r[0] and not r[1]:
-                r = (False, ["failed without an assertion message: it died of an unexpected "
-                             "signal, a BUG other than the expected one, or left early "
-                             "(exit()); ./workbook check shows its output"])
-            results[n] = r
+            results[n] = _no_silent_failure(rep.get(n, (False, ["not run: no such test in the binary"])))
     return results, logs
+
+
+def _no_silent_failure(r):
+    if not r[0] and not r[1]:
+        return (False, ["failed without an assertion message: it died of an unexpected "
+                        "signal, a BUG other than the expected one, or left early "
+                        "(exit()); ./workbook check shows its output"])
+    return r
+
+
+def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
+    """Grade NAMES of EXE in one run of at most BUDGET seconds, inside SANDBOX.
+    When the run is stopped at the budget (every test hanging costs a
+    submission BUDGET seconds, not a timeout per test), the tests that proved
+    their end still pass and the others fail ("not run or not finished: the
+    lab's time budget was spent"). Returns ({name: (passed, messages)}, seconds)."""
+    os.makedirs(workdir, exist_ok=True)
+    base = os.path.join(workdir, "graded")
+    for ext in (".json", ".xml", ".log"):
+        if os.path.lexists(base + ext):
+            os.unlink(base + ext)
+    # Tests keep their own timeouts (a loaded machine slows the parallel
+    # torture tests many times over); the lab's budget bounds the whole run.
+    tmo = min(float(budget), max(float(timeouts.get(n, 60)) for n in names))
+    env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces")})
+    proof, nonce, penv = new_proof(base)
+    args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
+            f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
+    rc, secs = run_binary(exe, args, workdir, dict(env, **penv), budget, base + ".log",
+                          sandbox=sandbox)
+    # Every process of the run is gone: only now read what it left.
+    proofs = read_proofs(proof, nonce)
+    ends = expected_ends(exe)
+    rep = parse_report(base + ".json") if rc is not None else None
+    results = {}
+    for n in names:
+        if rep is not None:
+            v = rep.get(n, (False, ["not run: no such test in the binary"]))
+            results[n] = _no_silent_failure(require_proof(n, v, proofs, ends))
+        elif ends.get(n, "end") in proofs.get(n, ()):
+            results[n] = (True, [])
+        elif rc is None:
+            results[n] = (False, [f"not run or not finished: the lab's time budget "
+                                  f"({budget:.0f}s) was spent"])
+        else:
+            results[n] = (False, ["the test runner wrote no report (it crashed or was "
+                                  "killed)"])
+    return results, secs
 
 
 def exe_path(bdir, lab):

@@ -1,0 +1,219 @@
+"""containment - hostile submissions are contained by the grader.
+
+    python3 grading/tests/containment.py [--sandbox bwrap|user]
+
+Rule kept here: each attack of hostile/ is graded exactly as an instructor
+grades a submission (`./workbook grade --impl ...`, a separate process), and
+is judged only after that command returned: the score must be the starters'
+(0), and what the attack tried must have left no trace (no file written, no
+solution line seen, no process left, the results true). `./workbook
+selftest` runs it as the stage "grading containment"; each check prints one
+PASS or FAIL line with the score and what the attempt saw.
+"""
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+from workbook.manifest import all_labs              # noqa: E402
+from workbook.run import read_untrusted              # noqa: E402
+import gen_starter                                   # noqa: E402
+
+HOSTILE = os.path.join(HERE, "hostile")
+LAB1 = "01-synchronize-rcu"
+APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output"]
+
+
+def copy_starters(dst):
+    """The starters' student files (what a student who changed nothing hands in)."""
+    for lab in all_labs():
+        for f in lab.files:
+            src = os.path.join(ROOT, "labs", lab.name, f)
+            d = os.path.join(dst, "labs", lab.name, f)
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            shutil.copyfile(src, d)
+
+
+def at_each_function(text, line):
+    """TEXT with LINE first in every function body (kernel style: a body's
+    opening brace alone on its line), and the headers LINE needs."""
+    body = re.sub(r"^\{\n", "{\n\t" + line + "\n", text, flags=re.M)
+    return "#include <sys/syscall.h>\n#include <unistd.h>\n" + body
+
+
+def make(kind, dst, subst):
+    copy_starters(dst)
+    if kind == "exit_group":
+        with open(os.path.join(HOSTILE, "exit_group.txt")) as f:
+            line = f.read().strip()
+        n = 0
+        for lab in all_labs():
+            for fn in lab.files:
+                p = os.path.join(dst, "labs", lab.name, fn)
+                with open(p) as f:
+                    text = f.read()
+                n += len(re.findall(r"^\{\n", text, re.M))
+                with open(p, "w") as f:
+                    f.write(at_each_function(text, line))
+        return n
+    with open(os.path.join(HOSTILE, f"{kind}.c")) as f:
+        code = f.read()
+    for k, v in subst.items():
+        code = code.replace(k, v)
+    with open(os.path.join(dst, "labs", LAB1, "rcu.c"), "a") as f:
+        f.write(code)
+    return 1
+
+
+def grade(sub, out, labs, env):
+    r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--impl", sub, "--format",
+                        "json", "--out", out] + labs, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL, env=env)
+    try:
+        with open(out) as f:
+            return r, json.load(f)
+    except (OSError, ValueError):
+        return r, None
+
+
+def hostile_lines(prior="own"):
+    """What the attempts printed (the lab 1 run's log, as the grader left it)."""
+    p = os.path.join(ROOT, f"build-wb-grade-{prior}-0", "runs", "lab1", "graded.log")
+    try:
+        text = read_untrusted(p).decode("utf-8", "replace")
+    except OSError:
+        return []
+    return list(dict.fromkeys(ln.strip() for ln in text.splitlines()
+                              if ln.startswith("hostile: ")))
+
+
+def marked_processes(mark):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    if f.read().startswith(mark.encode()):
+                        out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def solution_lines():
+    lines = set()
+    for lab in all_labs():
+        for fn in lab.files:
+            try:
+                with open(os.path.join(ROOT, "solutions", lab.name, fn)) as f:
+                    lines.update(l for l in gen_starter.solution_lines(f.read()) if len(l) > 12)
+            except OSError:
+                pass
+    return lines
+
+
+def checks(sandbox=None):
+    """Yield (ok, what, detail) for every attack."""
+    env = dict(os.environ)
+    if sandbox:
+        env["WORKBOOK_SANDBOX"] = sandbox
+    tmp = tempfile.mkdtemp(prefix="rculabs-containment-")
+    try:
+        yield from _checks(tmp, env, sandbox)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _checks(tmp, env, sandbox):
+    secret = solution_lines()
+    # 1. exit_group at the top of every student function, all labs.
+    sub = os.path.join(tmp, "exit_group")
+    n = make("exit_group", sub, {})
+    r, res = grade(sub, os.path.join(tmp, "exit_group.json"), [], env)
+    if res is None:
+        yield False, "exit_group", f"grading failed: {r.stdout.strip()[-300:]}"
+    else:
+        early = sum(1 for lab in res["labs"] for t in lab["tests"]
+                    if "ended before its last assertion" in t["output"])
+        iso = res.get("isolation", "?").split(" ")[0]
+        yield (res["score"] == 0,
+               f"exit_group at the top of {n} student functions: {res['score']}/"
+               f"{res['max_score']} ({iso}); {early} test(s) Criterion passed were failed "
+               f"as 'ended before its last assertion'", "" if res["score"] == 0 else
+               "points given: " + ", ".join(f"{t['name']}" for lab in res["labs"]
+                                            for t in lab["tests"] if t["passed"]))
+    # 2. constructors, lab 1.
+    for kind in APPENDED:
+        mark = f"rculabs-hostile-{secrets.token_hex(4)}"
+        sub = os.path.join(tmp, kind)
+        out = os.path.join(tmp, "results", kind, "results.json")
+        os.makedirs(os.path.dirname(out))
+        make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark})
+        r, res = grade(sub, out, [LAB1], env)
+        # The grade command has returned: whatever the attack left is here now.
+        if res is None:
+            yield False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
+            continue
+        saw = hostile_lines()
+        left = marked_processes(mark)
+        score = f"{res['score']}/{res['max_score']}"
+        iso = res.get("isolation", "?").split(" ")[0]
+        problems = [] if res["score"] == 0 else [f"scored {score}"]
+        if left:
+            problems.append(f"process(es) {left} still running")
+            for pid in left:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+        if kind == "write_outside":
+            paths = [f"{ROOT}/labs/HOSTILE-{mark}", f"{ROOT}/HOSTILE-{mark}",
+                     f"{ROOT}/build-wb-grade-own-0/lab1_tests.HOSTILE-{mark}"]
+            tmp_file = f"/tmp/HOSTILE-{mark}"
+            if iso == "bwrap":
+                paths.append(tmp_file)
+            elif os.path.exists(tmp_file):
+                saw.append(f"(user sandbox: {tmp_file} written: the host /tmp is shared)")
+                os.unlink(tmp_file)
+            written = [p for p in paths if os.path.exists(p)]
+            problems += [f"{p} written" for p in written]
+            for p in written:
+                os.unlink(p)
+        if kind == "read_solutions":
+            seen = [l for l in saw if "READ" in l]
+            blob = json.dumps(res)
+            leaked = [l for l in secret if l in blob]
+            problems += [f"read: {l}" for l in seen] + [f"in the report: {l}" for l in leaked[:3]]
+        if kind == "rewrite_results":
+            with open(out) as f:
+                now = json.load(f)
+            if now.get("score") != 0 or "labs" not in now:
+                problems.append(f"results file rewritten: {json.dumps(now)[:80]}")
+        if not saw and kind != "rewrite_results":
+            problems.append("the attack printed nothing: did it run?")
+        yield (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),
+               "; ".join(problems))
+
+
+def main(argv):
+    sandbox = None
+    if argv[:1] == ["--sandbox"] and len(argv) > 1:
+        sandbox = argv[1]
+    bad = 0
+    for ok, what, detail in checks(sandbox):
+        bad += not ok
+        print(f"{'PASS' if ok else 'FAIL'}  {what}" + (f": {detail}" if detail else ""),
+              flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
