@@ -218,6 +218,8 @@ void sim_failure_report(const char *why);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */
 extern char sim_replay_cmd[1024];
 extern char sim_failure_tag[256];
+/* test.c: record for the grader that the running test ended as KIND says (end, bug, abort, fault). */
+void sim_test_proof(const char *kind);
 
 /* slab.c */
 void slab_reset(void);
