@@ -145,7 +145,12 @@ endfunction()
 # timeouts); the directory's TEST_INCLUDE_FILES loads it when ctest runs.
 # Before the first build, ctest shows one failing labN_NOT_BUILT test.
 # LABDIR empty (a binary with no lab.json, e.g. common_tests): default timeouts.
+option(WORKBOOK_DISCOVER_TESTS
+  "List each test binary's tests for CTest after the build (runs the binary: the grader turns it off, since a submission's code must run only in its sandbox)" ON)
 function(workbook_discover_tests target label labdir)
+  if(NOT WORKBOOK_DISCOVER_TESTS)
+    return()
+  endif()
   set(ctest_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_ctest.cmake")
   set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake")
   add_custom_command(TARGET ${target} POST_BUILD
