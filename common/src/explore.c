@@ -15,9 +15,10 @@
  *    drawn uniformly among the first pct_steps scheduling decisions, the
  *    running task drops to priority i (< d). A bug of depth d among n tasks
  *    and k steps is found with probability >= 1/(n k^(d-1)) per run. A task
- *    that spins in cpu_relax() yields: it drops below every other task
- *    (PCT assumes no busy waiting; without this a spinner starves the task
- *    it waits for);
+ *    that spins in cpu_relax(), or has run PCT_SLICE decisions in a row,
+ *    yields: it drops below every other task (PCT assumes no busy waiting
+ *    and one processor; without this a spinner starves the task it waits
+ *    for, and a reader looping on its own CPU starves every other CPU);
  *  - SIM_SCHED_EXHAUSTIVE (sim_run_exhaustive()): depth-first over choice
  *    lists; at each decision the choices are "the running task goes on"
  *    then every other runnable task in pid order; a choice that switches
@@ -42,6 +43,9 @@
 static long pct_prio[PCT_MAX_TASKS];
 static long pct_change[PCT_MAX_DEPTH];
 static long pct_decisions;
+static struct task_struct *pct_last;   /* picked at the previous decision */
+static long pct_run;                    /* decisions in a row it was picked */
+#define PCT_SLICE 1000                  /* then it yields, as a spinner does */
 
 static void pct_boot_locked(void)
 {
@@ -63,6 +67,8 @@ static void pct_boot_locked(void)
 	for (int i = 0; i < PCT_MAX_DEPTH; i++)
 		pct_change[i] = i < d - 1 ? 1 + (long)(sim_rand_locked() % (uint64_t)k) : -1;
 	pct_decisions = 0;
+	pct_last = NULL;
+	pct_run = 0;
 }
 
 static long *prio_of(struct task_struct *t)
@@ -80,7 +86,13 @@ static struct task_struct *pct_pick_locked(struct task_struct *self)
 	for (int i = 0; i < PCT_MAX_DEPTH; i++)
 		if (pct_change[i] == pct_decisions && self)
 			*prio_of(self) = i + 1;
-	if (self && self->state == TS_RUNNING && self->relax_streak > 0) {
+	/* Spinning, or running a whole slice while others wait: yield. */
+	if (self && self == pct_last && ++pct_run >= PCT_SLICE)
+		pct_run = 0;
+	else if (self != pct_last)
+		pct_run = 1;
+	if (self && self->state == TS_RUNNING &&
+	    (self->relax_streak > 0 || (pct_run == 0 && self == pct_last))) {
 		long low = *prio_of(self);
 
 		list_for_each_entry(t, &S.tasks, all_node)
@@ -91,6 +103,7 @@ static struct task_struct *pct_pick_locked(struct task_struct *self)
 	list_for_each_entry(t, &S.tasks, all_node)
 		if (t->state == TS_RUNNING && (!best || *prio_of(t) > *prio_of(best)))
 			best = t;
+	pct_last = best;
 	return best;
 }
 

@@ -49,9 +49,14 @@ static double test_timeout_s(void)
 {
 	double t = SIM_TEST_TIMEOUT;
 #ifndef WORKBOOK_SHIM
-	if (criterion_current_test && criterion_current_test->data &&
-	    criterion_current_test->data->timeout > 0)
-		t = criterion_current_test->data->timeout;
+	/* Criterion's test records are packed in a section, unaligned: copy. */
+	if (criterion_current_test && criterion_current_test->data) {
+		struct criterion_test_extra_data d;
+
+		memcpy(&d, criterion_current_test->data, sizeof(d));
+		if (d.timeout > 0)
+			t = d.timeout;
+	}
 	if (criterion_options.timeout > 0 && criterion_options.timeout < t)
 		t = criterion_options.timeout;
 #endif

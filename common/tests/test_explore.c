@@ -7,6 +7,7 @@
  * nothing in the correct version; the watchdog is shown to name a task that
  * waits for good while the others keep running.
  */
+#include <stdlib.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
