@@ -138,3 +138,31 @@ void sim_expect_bug(const char *substring)
 	S.expect_bug = substring;
 	SIM_UNLOCK();
 }
+
+/*
+ * The harness's hang report (test.c), from its own thread shortly before
+ * the time-out: the kernel may be stuck holding S.lock, so wait for it a
+ * little, then report without it.
+ */
+void sim_report_hang(const char *test, double after_s)
+{
+	bool locked = false;
+
+	for (int i = 0; i < 50 && !locked; i++) {
+		locked = pthread_mutex_trylock(&S.lock) == 0;
+		if (!locked)
+			usleep(10000);
+	}
+	fflush(stdout);
+	fprintf(stderr, "\nBUG: hang: test %s still running after %.1f s "
+		"(its time-out is near)\n", test, after_s);
+	if (S.booted && S.det && S.token)
+		fprintf(stderr, "  running: %s (pid %d) at %s:%d\n", S.token->comm, S.token->pid,
+			S.token->file ? S.token->file : "?", S.token->line);
+	if (S.booted)
+		sim_report_tasks(stderr);
+	if (locked)
+		pthread_mutex_unlock(&S.lock);
+	sim_failure_report("hang");
+	fflush(stderr);
+}

@@ -71,6 +71,9 @@ struct task_struct {
 	const char *held_at;        /* named point it is held at */
 	/* deterministic mode: CPUs not idle when it last prepared to wait on cpu_qs_wq */
 	uint64_t qs_busy;
+	/* hung-task watchdog (explore.c): when it last blocked */
+	long blocked_step;
+	long blocked_ms;
 };
 
 struct sim_irq {
@@ -182,6 +185,15 @@ const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n);
 /* sched.c, for kcsan.c: an access of student code may switch tasks */
 void sched_access_point(struct task_struct *t);
 
+/* explore.c: PCT, exhaustive search, hung tasks */
+bool explore_active(void);
+struct task_struct *explore_pick_locked(void);
+void explore_boot_locked(void);
+void explore_note_block_locked(struct task_struct *t);
+void explore_hung_check_locked(void);
+void explore_watchdog_tick_locked(int ms);
+const char *explore_replay_env(void);
+
 /* timer.c */
 void timers_fire_due_locked(void);
 bool timers_next_locked(unsigned long *expires);
@@ -236,6 +248,7 @@ void modules_reset_counts(void);
 /* bug.c */
 __attribute__((noreturn)) void sim_bug_locked(const char *file, int line, const char *fmt, ...);
 void sim_report_tasks(FILE *f);
+void sim_report_hang(const char *test, double after_s);
 
 #define SIM_LOCK() pthread_mutex_lock(&S.lock)
 #define SIM_UNLOCK() pthread_mutex_unlock(&S.lock)

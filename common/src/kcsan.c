@@ -42,9 +42,15 @@
  * or full barrier, lock release, context switch, or the end of the function
  * (__tsan_func_exit). sim_store() uses the same buffer.
  *
- * Cost per access (measured, see the report of issue 13): a cache hit and a
- * TLS check, plus in deterministic mode a scheduling decision drawn from the
- * seed (the simulation lock only when the decision says "may switch").
+ * Cost per access: a cache hit and a TLS check, plus in deterministic mode
+ * a scheduling decision drawn from the seed (the simulation lock only when
+ * the decision says "may switch"). Measured on the 2-CPU machine at load
+ * ~10, one task calling a store-and-reload function 200000 times: about
+ * 110 ns per access with no switching (deterministic or parallel mode),
+ * about 195 ns with the default 1-in-2 decisions, against 1.3 ns for the
+ * same call uninstrumented. Data races are found only against stores still
+ * in a buffer (the buffer is the watchpoint); a marked access against a
+ * plain store is not reported (KCSAN's ASSUME_PLAIN_WRITES_ATOMIC).
  */
 #define _GNU_SOURCE
 #include <ctype.h>

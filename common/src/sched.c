@@ -209,6 +209,8 @@ static struct task_struct *det_pick_locked(void)
 			break;
 		deadlock_locked();
 	}
+	if (explore_active() && (t = explore_pick_locked()))
+		return t;       /* PCT or exhaustive (explore.c) */
 	int k = (int)(sim_rand_locked() % (uint64_t)n);
 
 	list_for_each_entry(t, &S.tasks, all_node)
@@ -224,7 +226,8 @@ static struct task_struct *det_pick_locked(void)
  */
 static void det_switch_locked(struct task_struct *self)
 {
-	if (self->state == TS_RUNNING && !stalled_locked() && (sim_rand_locked() & 3))
+	if (!explore_active() && self->state == TS_RUNNING && !stalled_locked() &&
+	    (sim_rand_locked() & 3))
 		return;
 	struct task_struct *next = det_pick_locked();
 
@@ -266,6 +269,7 @@ static void wait_first_turn_locked(struct task_struct *t)
 
 void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
 {
+	explore_note_block_locked(t);
 	t->state = TS_BLOCKED;
 	t->blocked_on = what;
 	t->wakeable = wakeable;
@@ -276,6 +280,7 @@ void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
 
 void sched_block_keep_cpu_locked(struct task_struct *t, const char *what)
 {
+	explore_note_block_locked(t);
 	t->state = TS_BLOCKED;
 	t->blocked_on = what;
 	S.nr_running--;
@@ -389,6 +394,7 @@ void sched_point(const char *file, int line, bool relax)
 		SIM_LOCK();
 		if (++S.steps > S.cfg.max_steps)
 			livelock_locked(t, "scheduling-point budget exhausted (max_steps)");
+		explore_hung_check_locked();
 		if (relax)
 			S.relax_streak++;
 		else
@@ -417,6 +423,7 @@ void sched_access_point(struct task_struct *t)
 	SIM_LOCK();
 	if (++S.steps > S.cfg.max_steps)
 		livelock_locked(t, "scheduling-point budget exhausted (max_steps)");
+	explore_hung_check_locked();
 	sched_note_progress_locked();  /* student code running is progress */
 	t->relax_streak = 0;
 	det_switch_locked(t);
@@ -739,6 +746,7 @@ static long env_long(const char *name, long def)
 struct sim_config sim_default_config(void)
 {
 	const char *mode = getenv("WORKBOOK_MODE");
+	const char *sched = getenv("WORKBOOK_SCHED");
 	struct sim_config cfg = {
 		.nr_cpus = 4,
 		.mode = (mode && !strcmp(mode, "parallel")) ? SIM_PARALLEL
@@ -755,6 +763,11 @@ struct sim_config sim_default_config(void)
 		.weak_memory = env_long("WORKBOOK_WEAK_MEMORY", 1) != 0,
 		.access_preempt = (int)env_long("WORKBOOK_ACCESS_PREEMPT", 2),
 		.races = env_long("WORKBOOK_KCSAN_RACES", 1) != 0,
+		.sched = (sched && !strcmp(sched, "pct")) ? SIM_SCHED_PCT : SIM_SCHED_RANDOM,
+		.pct_depth = (int)env_long("WORKBOOK_PCT_DEPTH", 3),
+		.pct_steps = env_long("WORKBOOK_PCT_STEPS", 5000),
+		.hung_steps = env_long("WORKBOOK_HUNG_STEPS", 1000000),
+		.hung_ms = (int)env_long("WORKBOOK_HUNG_MS", 0),
 	};
 	return cfg;
 }
@@ -796,6 +809,7 @@ void sim_boot(const struct sim_config *cfg)
 	}
 	storebuf_reset();
 	kcsan_boot(c.seed);
+	explore_boot_locked();
 	trace_reset(c.nr_cpus);
 	timers_reset();
 	slab_reset();

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sim/test.h>
 #include <linux/module.h>
@@ -127,6 +128,87 @@ static void arm_fault_proof(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/*
+ * A hang is never silent: a thread armed at the test's time-out minus a
+ * margin prints the task list, the seed, the replay command and the
+ * timeline before Criterion kills the worker.
+ */
+static pthread_t hang_thread;
+static bool hang_armed;
+static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_cv = PTHREAD_COND_INITIALIZER;
+static bool hang_stop;
+
+static double test_timeout_s(void)
+{
+	double t = SIM_TEST_TIMEOUT;
+#ifndef WORKBOOK_SHIM
+	/* Criterion's test records are packed in a section, unaligned: copy. */
+	if (criterion_current_test && criterion_current_test->data) {
+		struct criterion_test_extra_data d;
+
+		memcpy(&d, criterion_current_test->data, sizeof(d));
+		if (d.timeout > 0)
+			t = d.timeout;
+	}
+	if (criterion_options.timeout > 0 && criterion_options.timeout < t)
+		t = criterion_options.timeout;
+#endif
+	const char *e = getenv("WORKBOOK_HANG_DUMP_S");
+
+	if (e && atof(e) > 0)
+		return atof(e);
+	/* The margin: a tenth, at least 1 s and at most 5 s. */
+	double m = t / 10 < 1 ? 1 : t / 10 > 5 ? 5 : t / 10;
+
+	return t - m > 0.5 ? t - m : 0.5;
+}
+
+static void *hang_main(void *arg)
+{
+	struct timespec ts;
+	double s = *(double *)arg;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)s;
+	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&hang_lock);
+	while (!hang_stop && rc == 0)
+		rc = pthread_cond_timedwait(&hang_cv, &hang_lock, &ts);
+	bool fire = !hang_stop;
+
+	pthread_mutex_unlock(&hang_lock);
+	if (fire)
+		sim_report_hang(test_id, s);
+	return NULL;
+}
+
+static void hang_arm(void)
+{
+	static double s;
+
+	s = test_timeout_s();
+	hang_stop = false;
+	hang_armed = pthread_create(&hang_thread, NULL, hang_main, &s) == 0;
+}
+
+static void hang_disarm(void)
+{
+	if (!hang_armed)
+		return;
+	pthread_mutex_lock(&hang_lock);
+	hang_stop = true;
+	pthread_cond_signal(&hang_cv);
+	pthread_mutex_unlock(&hang_lock);
+	pthread_join(hang_thread, NULL);
+	hang_armed = false;
+}
+
 static void early_exit(const char *how, int code)
 {
 	fflush(stdout);
@@ -165,10 +247,12 @@ void sim_test_setup(void)
 	reached_end = false;
 	setvbuf(stdout, NULL, _IONBF, 0);
 	arm_fault_proof();
+	hang_arm();
 }
 
 void sim_test_teardown(void)
 {
+	hang_disarm();
 	if (in_test && !reached_end) {
 		fprintf(stderr, "test %s did not reach its end\n", test_id);
 		sim_failure_report(test_id);

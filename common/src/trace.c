@@ -255,7 +255,7 @@ void sim_failure_report(const char *why)
 		fprintf(stderr, "  seed: %llu (%s mode)\n", (unsigned long long)S.cfg.seed,
 			S.cfg.mode == SIM_PARALLEL ? "parallel" : "deterministic");
 	if (sim_replay_cmd[0] && S.ever_booted)
-		fprintf(stderr, "  replay: WORKBOOK_SEED=%llu %s\n",
+		fprintf(stderr, "  replay: %sWORKBOOK_SEED=%llu %s\n", explore_replay_env(),
 			(unsigned long long)S.cfg.seed, sim_replay_cmd);
 	else if (sim_replay_cmd[0])
 		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);

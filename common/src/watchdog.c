@@ -28,6 +28,7 @@ static void *watchdog_main(void *arg)
 		pthread_cond_timedwait(&S.watchdog_cv, &S.lock, &ts);
 		if (!S.watchdog_run)
 			break;
+		explore_watchdog_tick_locked(100);
 		long now = S.det ? S.steps : atomic_load(&S.progress);
 
 		for (int cpu = 0; !S.det && cpu < nr_cpu_ids; cpu++)

@@ -25,6 +25,13 @@ enum sim_mode {
 	SIM_PARALLEL,      /**< CPUs run on real threads at once */
 };
 
+/** How the deterministic scheduler chooses the next task. */
+enum sim_sched {
+	SIM_SCHED_RANDOM,     /**< uniformly among runnable tasks, from the seed (default) */
+	SIM_SCHED_PCT,        /**< PCT: random priorities, pct_depth-1 change points (WORKBOOK_SCHED=pct) */
+	SIM_SCHED_EXHAUSTIVE, /**< depth-first over choice lists: set by sim_run_exhaustive() */
+};
+
 /** Boot settings. Start from sim_default_config(). */
 struct sim_config {
 	int nr_cpus;                 /**< 1 .. NR_CPUS; default 4 */
@@ -41,6 +48,11 @@ struct sim_config {
 	bool weak_memory;            /**< deterministic mode: student code's plain stores sit in a store buffer until a barrier, release, context switch or function end; default true (WORKBOOK_WEAK_MEMORY=0 turns it off) */
 	int access_preempt;          /**< deterministic mode: 1 in this many student accesses may switch tasks (0: never); default 2 */
 	bool races;                  /**< deterministic mode: an access of student code to bytes another CPU's student code stored plainly and still buffers is a BUG "KCSAN: data-race" (needs weak_memory, whose buffer is the watchpoint); default true */
+	enum sim_sched sched;        /**< deterministic mode's strategy; default SIM_SCHED_RANDOM, or WORKBOOK_SCHED=pct */
+	int pct_depth;               /**< PCT: the bug depth d aimed at (d-1 priority change points); default 3 (WORKBOOK_PCT_DEPTH) */
+	long pct_steps;              /**< PCT: change points fall among the first this many decisions; default 5000 (WORKBOOK_PCT_STEPS) */
+	long hung_steps;             /**< deterministic mode: a task blocked in a completion, mutex or kthread_stop() this many steps while others run is a BUG "hung task"; default 1000000 (0: off) */
+	int hung_ms;                 /**< parallel mode: the same in real milliseconds; default 0, off (under load a long torture run is no hang; the harness's dump before the time-out covers parallel hangs) */
 };
 
 /**

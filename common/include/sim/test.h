@@ -77,6 +77,20 @@ typedef void (*sim_scenario_fn)(void *arg);
  */
 void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg);
 
+/**
+ * sim_run_exhaustive() - run @p fn once per schedule, depth-first over every
+ * choice of the deterministic scheduler (which runnable task goes on at each
+ * scheduling point, student accesses included) that needs at most
+ * @p preemption_bound preemptions (switching away from a task that could go
+ * on), and print how many it visited. For small scenarios: the count grows
+ * as (decisions)^bound. Stops after WORKBOOK_EXHAUSTIVE_MAX runs (default
+ * 20000). A failing run prints WORKBOOK_SCHEDULE='...', which replays just
+ * that schedule. Returns the number of runs. Does not vary anything else
+ * (the seed stays @p base's).
+ */
+long sim_run_exhaustive(const struct sim_config *base, sim_scenario_fn fn, void *arg,
+			int preemption_bound);
+
 /** sim_seeds_count() - how many seeds sim_run_seeds() runs. */
 int sim_seeds_count(void);
 

@@ -164,7 +164,13 @@ static void reposting_scenario(void *arg)
 	cr_assert_geq(c.generations, 1, "the re-posting callback queued before rcu_barrier() "
 		      "had not run when rcu_barrier() returned");
 	WRITE_ONCE(stop, 1);
-	/* Its last generation is queued before this second barrier: waited for. */
+	/*
+	 * A generation running now may have read stop == 0 and re-post after
+	 * the next barrier's marker; that barrier returns only after it has
+	 * returned (one kthread invokes them in order), so the generation it
+	 * re-posted, which sees the stop, is queued before the one after.
+	 */
+	test_rcu_barrier();
 	test_rcu_barrier();
 	cr_assert(READ_ONCE(c.ended), "seed %llu: after the chain was told to stop, a second "
 		  "rcu_barrier() returned before the chain's last callback ran",
