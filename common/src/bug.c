@@ -79,6 +79,8 @@ static void bug_report_locked(const char *file, int line, const char *fmt, va_li
 	}
 	if (!S.expect_bug)
 		sim_failure_report("BUG");
+	else
+		sim_write_timeline(headline);   /* an expected crash is drawn too */
 	fflush(stderr);
 	raise(BUG_SIGNAL);
 	abort();
@@ -103,6 +105,19 @@ void sim_bug(const char *file, int line, const char *fmt, ...)
 	bug_report_locked(file, line, fmt, ap);
 	va_end(ap);
 	abort();
+}
+
+void sim_report_crash(void)
+{
+	fprintf(stderr, "  ");
+	where(stderr);
+	if (sim_current && sim_current->file)
+		fprintf(stderr, "  last scheduling point: %s:%d\n", sim_current->file,
+			sim_current->line);
+	sim_report_tasks(stderr);
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_BUG, "crash", 0);
+	sim_failure_report("crash");
+	fflush(stderr);
 }
 
 void sim_warn(const char *file, int line, const char *fmt, ...)

@@ -201,6 +201,10 @@ int trace_dump_close(struct trace_dump *d);
 const char *trace_type_name(int type);
 /* On any failure: print the seed and replay command, draw the SVG. Never takes S.lock. */
 void sim_failure_report(const char *why);
+/* The timeline of the current run, named by the test; its path on stderr. */
+void sim_write_timeline(const char *why);
+/* A real crash (signal handler): who was running, the tasks, the replay. */
+void sim_report_crash(void);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */
 extern char sim_replay_cmd[1024];
 extern char sim_failure_tag[256];

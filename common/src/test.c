@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sim/test.h>
 #include <valgrind/valgrind.h>
@@ -63,8 +65,64 @@ void __wrap__Exit(int code)
 	__real__Exit(code);
 }
 
+/*
+ * Each test's own output goes to its own file, WORKBOOK_TEST_LOG_DIR/
+ * SUITE-NAME.log, when the runner names a folder: two tests run side by
+ * side (-j2) never interleave, and the runner reads the cause of a failure
+ * (the BUG, the task, the replay line) from the failing test's file alone.
+ * Criterion runs each test in a worker process of its own, so the
+ * redirection ends with the test.
+ */
+static void redirect_test_output(const char *suite, const char *name)
+{
+	const char *dir = getenv("WORKBOOK_TEST_LOG_DIR");
+	char path[1200];
+	int fd;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s-%s.log", dir, suite, name);
+	fflush(stdout);
+	fflush(stderr);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;         /* the output stays where it was: still readable */
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+/*
+ * A real crash (SIGSEGV, SIGBUS) of a test says where and who before it
+ * ends the worker, and leaves its timeline: best effort, the handler is not
+ * async-signal-safe, but the process is dying anyway. SA_RESETHAND re-raises
+ * with the default action, so Criterion still sees the signal (and a test
+ * that expects it still passes).
+ */
+static void crash_handler(int sig)
+{
+	fprintf(stderr, "\nBUG: crashed with %s (signal %d): an invalid memory access\n",
+		sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "a signal", sig);
+	sim_report_crash();
+	raise(sig);
+}
+
+static void catch_crashes(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = crash_handler;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 void sim_test_begin(const char *lab, const char *suite, const char *name)
 {
+	redirect_test_output(suite, name);
+	catch_crashes();
 	snprintf(test_id, sizeof(test_id), "%s/%s", suite, name);
 	snprintf(sim_failure_tag, sizeof(sim_failure_tag), "%s-%s-%s", lab, suite, name);
 	snprintf(sim_replay_cmd, sizeof(sim_replay_cmd),
@@ -89,6 +147,7 @@ void sim_test_teardown(void)
 {
 	if (in_test && !reached_end) {
 		fprintf(stderr, "test %s did not reach its end\n", test_id);
+		trace_event(TR_BUG, "assertion failed", 0);
 		sim_failure_report(test_id);
 	}
 	in_test = false;

@@ -245,20 +245,15 @@ int trace_write_json(const char *path)
 	return trace_dump_close(&d);
 }
 
-/* On any failure: how to see it again. Never takes S.lock. */
-void sim_failure_report(const char *why)
+/*
+ * The timeline of the current run, in WORKBOOK_TRACE_DIR (default traces/),
+ * named by the test and seed; its path on stderr ("timeline: PATH").
+ */
+void sim_write_timeline(const char *why)
 {
 	const char *dir = getenv("WORKBOOK_TRACE_DIR");
 	char path[1200];
 
-	if (S.ever_booted)
-		fprintf(stderr, "  seed: %llu (%s mode)\n", (unsigned long long)S.cfg.seed,
-			S.cfg.mode == SIM_PARALLEL ? "parallel" : "deterministic");
-	if (sim_replay_cmd[0] && S.ever_booted)
-		fprintf(stderr, "  replay: WORKBOOK_SEED=%llu %s\n",
-			(unsigned long long)S.cfg.seed, sim_replay_cmd);
-	else if (sim_replay_cmd[0])
-		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
 	if (!rings)
 		return;
 	if (!dir || !*dir)
@@ -271,4 +266,28 @@ void sim_failure_report(const char *why)
 		snprintf(path, sizeof(path), "%s/failure-%d.svg", dir, (int)getpid());
 	if (trace_write_svg(path, why) == 0)
 		fprintf(stderr, "  timeline: %s\n", path);
+}
+
+/*
+ * On any failure: how to see it again. Never takes S.lock. Only a
+ * deterministic run is replayed by its seed; a parallel run's schedule is
+ * the host's, so it gets the command that re-runs the test deterministically.
+ */
+void sim_failure_report(const char *why)
+{
+	bool parallel = S.cfg.mode == SIM_PARALLEL;
+
+	if (S.ever_booted && !parallel)
+		fprintf(stderr, "  seed: %llu (deterministic mode)\n",
+			(unsigned long long)S.cfg.seed);
+	if (sim_replay_cmd[0] && S.ever_booted && parallel)
+		fprintf(stderr, "  replay: WORKBOOK_MODE=deterministic %s "
+			"(a parallel run is not replayable: this re-runs the test "
+			"deterministically)\n", sim_replay_cmd);
+	else if (sim_replay_cmd[0] && S.ever_booted)
+		fprintf(stderr, "  replay: WORKBOOK_SEED=%llu %s\n",
+			(unsigned long long)S.cfg.seed, sim_replay_cmd);
+	else if (sim_replay_cmd[0])
+		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
+	sim_write_timeline(why);
 }

@@ -96,10 +96,15 @@ def junit_case(crit, lab, t, ok, s, m, out):
     case = copy.deepcopy(crit) if crit is not None else ET.Element("testcase")
     case.set("classname", lab.name)
     case.set("name", t["name"])
-    judged = case.find("failure") is not None or case.find("error") is not None
+    judged = [e for e in case if e.tag in ("failure", "error")]
+    first = out.splitlines()[0] if out else "failed"
     if not ok and not judged:
-        first = out.splitlines()[0] if out else "failed"
         ET.SubElement(case, "failure", message=first).text = out
+    for e in judged:
+        # Criterion's own says only "The test crashed."; ours carries the cause
+        if out:
+            e.set("message", first)
+            e.text = out
     props = ET.Element("properties")
     ET.SubElement(props, "property", name="points", value=str(s))
     ET.SubElement(props, "property", name="max_points", value=str(m))
