@@ -172,6 +172,8 @@ void watchdog_stop(void);
 void timers_fire_due_locked(void);
 bool timers_next_locked(unsigned long *expires);
 void timers_reset(void);
+/* An armed or running timer (S.lock held) whose timer_list or function lies in [start, end). */
+struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *running);
 
 /* trace.c: trace_emit() takes trace_lock, so it may be called with S.lock held */
 void trace_reset(int nr_cpus);

@@ -224,6 +224,40 @@ static void module_unmap(struct module *m)
 	m->loaded = false;
 }
 
+/*
+ * Before unmapping: a timer of the module still armed (or running) would
+ * send the timer interrupt walking the armed list into unmapped memory, a
+ * crash without a name. Say which timer, and what the exit function lacks.
+ */
+static void check_no_timers_left(int idx)
+{
+	struct module m;
+
+	if (!S.booted)
+		return;
+	pthread_mutex_lock(&mod_lock);
+	m = modules[idx];
+	pthread_mutex_unlock(&mod_lock);
+	for (int r = 0; r < m.nr_ranges; r++) {
+		bool running = false;
+		struct timer_list *t;
+		Dl_info di;
+		const char *fn = NULL;
+
+		SIM_LOCK();
+		t = timer_in_range_locked(m.ranges[r].start, m.ranges[r].end, &running);
+		if (t && dladdr((void *)(uintptr_t)t->function, &di))
+			fn = di.dli_sname;
+		SIM_UNLOCK();
+		if (t)
+			sim_bug(__FILE__, __LINE__, "rmmod %s: a timer of the module%s%s%s is "
+				"still %s after its exit function returned: it would run (or the "
+				"timer list would be walked) in unmapped memory: del_timer_sync() "
+				"before rmmod", m.name, fn ? " (" : "", fn ? fn : "",
+				fn ? "())" : "", running ? "running" : "armed");
+	}
+}
+
 int rmmod(const char *name)
 {
 	might_sleep();
@@ -241,6 +275,7 @@ int rmmod(const char *name)
 	if (exit_fn)
 		exit_fn();
 	count(name, offsetof(struct module_counts, exits));
+	check_no_timers_left(idx);
 	pthread_mutex_lock(&mod_lock);
 	m = &modules[idx];
 	module_unmap(m);
