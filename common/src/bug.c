@@ -66,6 +66,7 @@ static void bug_report_locked(const char *file, int line, const char *fmt, va_li
 	char headline[512];
 
 	vsnprintf(headline, sizeof(headline), fmt, ap);
+	snprintf(sim_failure_what, sizeof(sim_failure_what), "%s", headline);
 	fflush(stdout);
 	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n  ", headline, file, line);
 	where(stderr);

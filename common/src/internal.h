@@ -210,6 +210,8 @@ void sim_report_crash(void);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */
 extern char sim_replay_cmd[1024];
 extern char sim_failure_tag[256];
+/* What failed (BUG headline, assertion message), for the timeline's red line. */
+extern char sim_failure_what[512];
 
 /* slab.c */
 void slab_reset(void);

@@ -101,8 +101,10 @@ static void redirect_test_output(const char *suite, const char *name)
  */
 static void crash_handler(int sig)
 {
-	fprintf(stderr, "\nBUG: crashed with %s (signal %d): an invalid memory access\n",
-		sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "a signal", sig);
+	snprintf(sim_failure_what, sizeof(sim_failure_what),
+		 "crashed with %s: an invalid memory access",
+		 sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "a signal");
+	fprintf(stderr, "\nBUG: %s\n", sim_failure_what);
 	sim_report_crash();
 	raise(sig);
 }
@@ -119,8 +121,28 @@ static void catch_crashes(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+#ifndef WORKBOOK_SHIM
+/*
+ * Every Criterion assertion goes through criterion_send_assert(); test
+ * binaries are linked with -Wl,--wrap=criterion_send_assert, so a failing
+ * one is seen here first: its message and the moment it fired go into the
+ * trace (the timeline's red line).
+ */
+void __real_criterion_send_assert(struct criterion_assert_stats *stats);
+void __wrap_criterion_send_assert(struct criterion_assert_stats *stats)
+{
+	if (in_test && !stats->passed && !sim_failure_what[0]) {
+		snprintf(sim_failure_what, sizeof(sim_failure_what), "%s",
+			 stats->message && *stats->message ? stats->message : "assertion failed");
+		trace_event(TR_BUG, sim_failure_what, 0);
+	}
+	__real_criterion_send_assert(stats);
+}
+#endif
+
 void sim_test_begin(const char *lab, const char *suite, const char *name)
 {
+	sim_failure_what[0] = 0;
 	redirect_test_output(suite, name);
 	catch_crashes();
 	snprintf(test_id, sizeof(test_id), "%s/%s", suite, name);
@@ -147,7 +169,11 @@ void sim_test_teardown(void)
 {
 	if (in_test && !reached_end) {
 		fprintf(stderr, "test %s did not reach its end\n", test_id);
-		trace_event(TR_BUG, "assertion failed", 0);
+		if (!sim_failure_what[0]) {
+			snprintf(sim_failure_what, sizeof(sim_failure_what),
+				 "the test did not reach its end");
+			trace_event(TR_BUG, "did not reach its end", 0);
+		}
 		sim_failure_report(test_id);
 	}
 	in_test = false;

@@ -32,6 +32,7 @@ static long counts[TR_NR_TYPES];
 /* Set by the test harness: how to replay the current run, and a file tag. */
 char sim_replay_cmd[1024];
 char sim_failure_tag[256];
+char sim_failure_what[512];
 
 static const char *const type_names[TR_NR_TYPES] = {
 	"switch", "idle", "read_lock", "read_unlock", "gp_start", "gp_end",
@@ -264,7 +265,10 @@ void sim_write_timeline(const char *why)
 			 (unsigned long long)S.cfg.seed);
 	else
 		snprintf(path, sizeof(path), "%s/failure-%d.svg", dir, (int)getpid());
-	if (trace_write_svg(path, why) == 0)
+	/* titled by the test (the replay command ends with its suite/name) */
+	const char *test = strstr(sim_replay_cmd, "--test ");
+
+	if (trace_write_svg(path, test ? test + strlen("--test ") : why) == 0)
 		fprintf(stderr, "  timeline: %s\n", path);
 }
 
