@@ -291,7 +291,9 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
         if m not in (CRITERION_CRASH, CRITERION_TIMEOUT):
             out.append(_rel(m))
     if c.get("bug") and (crashed or not out):
-        where = f" at {c['at']}" if c.get("at") else ""
+        # a file:line inside the simulated kernel tells a student nothing
+        where = f" at {c['at']}" if c.get("at") and \
+            not c["at"].startswith("common/src/") else ""
         who = f" (task {c['task']})" if c.get("task") else ""
         out.append(f"{c['bug']}{where}{who}")
         if c.get("detail"):
@@ -303,7 +305,8 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
                    "replay it to see its output")
     if timed_out and c.get("bug") and "timed out" not in c["bug"]:
         out.append(f"  (timed out after {timeout:g} s)" if timeout else "  (timed out)")
-    for t in (c.get("stuck") or [])[:4]:
+    hang = timed_out or re.search(r"deadlock|livelock|hung|timed out|stall", c.get("bug", ""))
+    for t in (c.get("stuck") or [])[:4] if hang else []:
         out.append(f"  stuck: {t}")
     if c.get("replay"):
         out.append(f"replay: {c['replay']}")

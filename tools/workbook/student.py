@@ -9,9 +9,30 @@ import subprocess
 import time
 
 from .build import build, configure, first_error
-from .common import Fail, JOBS, LABS, ROOT, say, warn
+from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
 from .manifest import find_lab, select_labs
 from .run import exe_path, list_tests, read_log, run_tests, score_lab
+
+
+def released_solutions(labs):
+    """The labs among LABS (and the labs they use) whose solutions/ this copy holds."""
+    names = {n for l in labs for n in [l.name] + l.uses}
+    return sorted(n for n in names if os.path.isdir(os.path.join(SOLUTIONS, n)))
+
+
+def prior_words(labs, prior):
+    """What the earlier labs are built from, truthfully."""
+    if prior == "own":
+        return "your own earlier labs"
+    if not os.path.isdir(SOLUTIONS):
+        raise Fail("--prior solutions: this copy holds no solutions/ (none released yet); "
+                   "without --prior your own earlier labs are used")
+    rel = released_solutions(labs)
+    uses = sorted({n for l in labs for n in l.uses})
+    missing = [n for n in uses if n not in rel]
+    return ("earlier labs from solutions/" if not missing else
+            f"earlier labs from solutions/ where released ({', '.join(rel) or 'none'}), "
+            f"your own for {', '.join(missing)}")
 
 
 def student_build(labs, prior, werror=False):
@@ -184,8 +205,9 @@ def status_run(bdir, lab):
 
 def cmd_status(a):
     labs = select_labs(a.labs)
+    words = prior_words(labs, a.prior)
     bdir = student_build(labs, a.prior)
-    say(f"RCU Labs - progress ({'your own earlier labs' if a.prior == 'own' else 'earlier labs from solutions/'})")
+    say(f"RCU Labs - progress ({words})")
     say(f"{'lab':<24} {'tests':>7} {'points':>8}  next")
     total = maxt = 0
     for lab in labs:
