@@ -135,6 +135,8 @@ void __wrap_criterion_send_assert(struct criterion_assert_stats *stats)
 		snprintf(sim_failure_what, sizeof(sim_failure_what), "%s",
 			 stats->message && *stats->message ? stats->message : "assertion failed");
 		trace_event(TR_BUG, sim_failure_what, 0);
+		fprintf(stderr, "assertion failed at %s:%u: %s\n", stats->file, stats->line,
+			sim_failure_what);
 	}
 	__real_criterion_send_assert(stats);
 }

@@ -269,6 +269,8 @@ def failure_cause(log, timeout=None):
                                                 c.get("bug", "")):
                     stuck.append(t)
             c["stuck"] = stuck
+        elif s.startswith("assertion failed at ") and "assert" not in c:
+            c["assert"] = s[len("assertion failed at "):]
         elif s.startswith("replay: ") and "replay" not in c:
             c["replay"] = s[len("replay: "):]
         elif s.startswith("rerun: ") and "replay" not in c:
@@ -288,7 +290,9 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     crashed = any(m in (CRITERION_CRASH, CRITERION_TIMEOUT) for m in msgs)
     timed_out = CRITERION_TIMEOUT in msgs
     for m in msgs:
-        if m not in (CRITERION_CRASH, CRITERION_TIMEOUT):
+        if re.fullmatch(r"\d+ assertion\(s\) failed\.", m) and c.get("assert"):
+            out.append(c["assert"])        # Criterion's count; the harness saw which
+        elif m not in (CRITERION_CRASH, CRITERION_TIMEOUT):
             out.append(_rel(m))
     if c.get("bug") and (crashed or not out):
         # a file:line inside the simulated kernel tells a student nothing
