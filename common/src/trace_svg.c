@@ -40,7 +40,7 @@ static double svg_x(const struct svg *s, unsigned long seq)
 
 static int svg_y(int lane)
 {
-	return 62 + lane * SVG_LANE;
+	return 84 + lane * SVG_LANE;
 }
 
 static void svg_text(FILE *f, const char *s)
@@ -84,6 +84,24 @@ static void svg_fit_text(FILE *f, double x, int y, double width, const char *att
 	fputs("</text>\n", f);
 }
 
+/* TEXT in at most two lines of WIDTH pixels (the second shortened), 12px apart. */
+static void svg_wrap_text(FILE *f, double x, int y, double width, const char *attrs,
+			  const char *text)
+{
+	size_t fits = (size_t)(width / SVG_CHAR), cut = strlen(text);
+	char first[512];
+
+	if (cut > fits) {
+		cut = fits;
+		while (cut > fits / 2 && text[cut] != ' ')
+			cut--;
+	}
+	snprintf(first, sizeof(first), "%.*s", (int)cut, text);
+	svg_fit_text(f, x, y, width, attrs, first);
+	if (text[cut])
+		svg_fit_text(f, x, y + 12, width, attrs, text + cut + (text[cut] == ' '));
+}
+
 static void svg_header(const struct svg *s, const char *title)
 {
 	FILE *f = s->f;
@@ -102,8 +120,8 @@ static void svg_header(const struct svg *s, const char *title)
 		char what[600];
 
 		snprintf(what, sizeof(what), "failed: %s", sim_failure_what);
-		svg_fit_text(f, 10, 50, (SVG_RIGHT - 10) * 0.85, "fill=\"#c00\" font-weight=\"bold\"",
-			     what);
+		svg_wrap_text(f, 10, 50, (SVG_RIGHT - 10) * 0.85, "fill=\"#c00\" font-weight=\"bold\"",
+			      what);
 	}
 	for (int l = 0; l < lanes; l++) {
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
@@ -147,10 +165,13 @@ static void svg_gp_end(struct svg *s, const struct trace_ev *e, double x)
 	int y = svg_y(s->cpus + 1);
 
 	fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" "
-		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n"
-		"<text x=\"%.1f\" y=\"%d\" fill=\"white\">GP %ld</text>\n",
-		svg_x(s, s->gp_from), y + 8, x - svg_x(s, s->gp_from) + 1, e->arg,
-		svg_x(s, s->gp_from) + 2, y + 20, e->arg);
+		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n",
+		svg_x(s, s->gp_from), y + 8, x - svg_x(s, s->gp_from) + 1, e->arg);
+	char gp[32];
+
+	snprintf(gp, sizeof(gp), "GP %ld", e->arg);
+	svg_fit_text(s->f, svg_x(s, s->gp_from) + 2, y + 20, x - svg_x(s, s->gp_from) - 2,
+		     "fill=\"white\"", gp);
 	s->gp_open = -1;
 }
 
@@ -177,8 +198,7 @@ static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double
 	const char *col = bug ? "#c00" : e->type == TR_WARN ? "#e80"
 			: e->type == TR_HOLD ? "#888" : "#333";
 	char label[80];
-	int row = svg_label_row(s, lane, x);
-	double room = SVG_RIGHT - x - 2;
+	int row;
 
 	if (bug) {
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
@@ -190,15 +210,24 @@ static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double
 			"stroke-dasharray=\"3,2\"/>\n", x, y + 2, x, y + SVG_LANE - 6, col);
 	}
 	snprintf(label, sizeof(label), "%s: %s", bug ? "FAILED" : trace_type_name(e->type), e->name);
-	if (room < 60) {          /* no room on the right: label to the left */
-		room = x - SVG_LEFT - 2;
-		x -= (double)strlen(label) * SVG_CHAR < room ? (double)strlen(label) * SVG_CHAR + 2
-							      : room;
+	double want = (double)strlen(label) * SVG_CHAR, start = x + 2;
+
+	if (bug) {                          /* above every lane, beside the red line */
+		if (start + want > SVG_RIGHT)
+			start = x - 4 - want > SVG_LEFT ? x - 4 - want : SVG_LEFT;
+		svg_fit_text(f, start, svg_y(0) - 9, SVG_RIGHT - start,
+			     "fill=\"#c00\" font-weight=\"bold\"", label);
+		return;
 	}
-	svg_fit_text(f, x + 2, y + 4 + 10 * row, room,
-		     bug ? "fill=\"#c00\" font-weight=\"bold\"" : (col[1] == '8' ?
-		     "fill=\"#888\"" : col[1] == 'e' ? "fill=\"#e80\"" : "fill=\"#333\""), label);
-	s->label_end[lane][row] = x + 2 + (double)strlen(label) * SVG_CHAR + 4;
+	if (start + want > SVG_RIGHT)      /* no room on the right: end at the edge */
+		start = SVG_RIGHT - want > SVG_LEFT ? SVG_RIGHT - want : SVG_LEFT;
+	row = svg_label_row(s, lane, start);
+	if (s->label_end[lane][row] > start)  /* every row taken: shorten the label */
+		start = s->label_end[lane][row];
+	svg_fit_text(f, start, y + 4 + 10 * row, SVG_RIGHT - start,
+		     col[1] == '8' ? "fill=\"#888\"" : col[1] == 'e' ? "fill=\"#e80\"" :
+		     "fill=\"#333\"", label);
+	s->label_end[lane][row] = start + want + 4;
 }
 
 /* The spans that end at e (IRQ, reader) and the marks drawn at its time. */
