@@ -280,6 +280,9 @@ void sim_write_timeline(const char *why)
 void sim_failure_report(const char *why)
 {
 	bool parallel = S.cfg.mode == SIM_PARALLEL;
+	/* the mode the environment forced is part of what replays the run */
+	const char *mode = getenv("WORKBOOK_MODE");
+	bool forced = mode && *mode;
 
 	if (S.ever_booted && !parallel)
 		fprintf(stderr, "  seed: %llu (deterministic mode)\n",
@@ -289,7 +292,8 @@ void sim_failure_report(const char *why)
 			"(a parallel run is not replayable: this re-runs the test "
 			"deterministically)\n", sim_replay_cmd);
 	else if (sim_replay_cmd[0] && S.ever_booted)
-		fprintf(stderr, "  replay: WORKBOOK_SEED=%llu %s\n",
+		fprintf(stderr, "  replay: %s%s%sWORKBOOK_SEED=%llu %s\n",
+			forced ? "WORKBOOK_MODE=" : "", forced ? mode : "", forced ? " " : "",
 			(unsigned long long)S.cfg.seed, sim_replay_cmd);
 	else if (sim_replay_cmd[0])
 		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
