@@ -10,7 +10,7 @@ import time
 
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
-from .manifest import find_lab, select_labs
+from .manifest import cited_todos, find_lab, select_labs
 from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
 
@@ -109,18 +109,24 @@ def student_files(lab):
 
 
 def todo_region(path, line):
-    """The TODO the line LINE of PATH lies in: the nearest 'TODO n' comment
-    above it, as 'TODO n (FILE:LINE, in FUNCTION())' or None."""
+    """The TODO the line LINE of PATH lies in (the nearest 'TODO n' comment
+    above it) and the function it lies in: (n, name) or (None, None)."""
     try:
         with open(path, errors="replace") as f:
             text = f.read().splitlines()
     except OSError:
-        return None
+        return None, None
+    n = fn = None
     for k in range(min(line, len(text)) - 1, -1, -1):
         m = re.search(r"\bTODO (\d+)\b", text[k])
-        if m:
-            return int(m.group(1))
-    return None
+        if m and n is None:
+            n = int(m.group(1))
+        d = re.match(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;]*$", text[k])
+        if d and fn is None and d.group(1) not in ("if", "while", "for", "switch"):
+            fn = d.group(1)
+        if n is not None and fn is not None:
+            break
+    return n, fn
 
 
 def blamed_todo(lab, msgs):
@@ -131,19 +137,27 @@ def blamed_todo(lab, msgs):
     for m in msgs:
         for path, line in re.findall(r"(labs/[\w.-]+/[\w.-]+):(\d+)", m):
             if path in files and "/tests/" not in path:
-                n = todo_region(files[path], int(line))
+                n, fn = todo_region(files[path], int(line))
                 if n is not None:
-                    return n, f"{path}:{line}"
+                    return n, f"{path}:{line}" + (f", in {fn}()" if fn else "")
     return None, None
 
 
-def next_step(lab, t, msgs):
-    """The line that says what to do about failing test T."""
+def sentences_about(text, n):
+    """The sentences of hint TEXT that cite TODO N (none: '')."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
+    return " ".join(p for p in parts if n in cited_todos(p))
+
+
+def next_step(lab, t, msgs, hint=True):
+    """The line that says what to do about failing test T (and, with HINT, the
+    hint's words about the TODO it blames)."""
     n, where = blamed_todo(lab, msgs)
     h = t.get("hint") or (lab.hints[0] if lab.hints else "")
     if n is not None:
+        about = sentences_about(h, n)
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
-            (f"\n      hint: {h}" if h else "")
+            (f"\n      hint: {about}" if about and hint else "")
     return f"{t['name']}" + (f" - hint: {h}" if h else "")
 
 
@@ -219,7 +233,7 @@ def cmd_status(a):
         pts, passed = score_lab(lab, res)
         total += pts
         nxt = first_failing(lab, res)
-        note = "done" if nxt is None else next_step(lab, nxt, res[nxt["name"]][1])
+        note = "done" if nxt is None else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
         say(f"{lab.name:<24} {passed:>3}/{len(lab.tests):<3} {pts:>4}/{lab.max_points:<3}  {note}")
         if nxt is not None:
             for m in res[nxt["name"]][1][:1]:
