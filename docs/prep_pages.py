@@ -159,6 +159,8 @@ class Site:
                 self.page_for[os.path.realpath(q['path'])] = q['label']
         for fn in ('instructors.md', 'glossary.md', 'mainpage.md', 'kernel.md',
                    'timelines.md', 'callbacks.md'):
+            if fn == 'instructors.md' and edition == 'student':
+                continue      # the student edition has no instructors' page
             p = os.path.join(self.src, 'docs', fn)
             self.page_for[os.path.realpath(p)] = {'mainpage.md': 'mainpage'}.get(fn, fn[:-3])
 
@@ -449,6 +451,8 @@ def main():
                              ('callbacks.md', 'callbacks', 'The callback queue'),
                              ('instructors.md', 'instructors', 'For instructors')):
         p = os.path.join(docs, fn)
+        if fn == 'instructors.md' and site.edition == 'student':
+            continue
         if os.path.isfile(p):
             write(os.path.join(a.out, fn), site.doc_page(p, label, title))
         elif fn == 'instructors.md':

@@ -32,7 +32,7 @@ import xml.etree.ElementTree as ET
 import gradescope_check
 from workbook import build, mutants, reports, run as wbrun
 from workbook.common import Fail, JOBS, ROOT, SOLUTIONS
-from workbook.manifest import all_labs
+from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
 
 
@@ -93,6 +93,9 @@ def stage_manifests(sh, labs):
     sh.stage("manifests, mutants' patches and starters")
     for lab in labs:
         sh.check(True, f"manifest {lab.name} (format, keys, 100 points, hints, cited TODOs)")
+        bad_calls = hint_call_problems(lab)
+        sh.check(not bad_calls, f"hints of {lab.name} name only calls that exist "
+                 f"(solution, tests, common/include)", "; ".join(bad_calls))
         try:
             mus = mutants.load(lab)
         except Fail as e:

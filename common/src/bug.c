@@ -66,6 +66,7 @@ static void bug_report_locked(const char *file, int line, const char *fmt, va_li
 	char headline[512];
 
 	vsnprintf(headline, sizeof(headline), fmt, ap);
+	snprintf(sim_failure_what, sizeof(sim_failure_what), "%s", headline);
 	fflush(stdout);
 	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n  ", headline, file, line);
 	where(stderr);
@@ -80,6 +81,8 @@ static void bug_report_locked(const char *file, int line, const char *fmt, va_li
 	}
 	if (!S.expect_bug)
 		sim_failure_report("BUG");
+	else
+		sim_write_timeline(headline);   /* an expected crash is drawn too */
 	fflush(stderr);
 	sim_test_proof("bug");             /* the grader's proof that the kernel ended it */
 	raise(BUG_SIGNAL);
@@ -105,6 +108,19 @@ void sim_bug(const char *file, int line, const char *fmt, ...)
 	bug_report_locked(file, line, fmt, ap);
 	va_end(ap);
 	abort();
+}
+
+void sim_report_crash(void)
+{
+	fprintf(stderr, "  ");
+	where(stderr);
+	if (sim_current && sim_current->file)
+		fprintf(stderr, "  last scheduling point: %s:%d\n", sim_current->file,
+			sim_current->line);
+	sim_report_tasks(stderr);
+	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_BUG, "crash", 0);
+	sim_failure_report("crash");
+	fflush(stderr);
 }
 
 void sim_warn(const char *file, int line, const char *fmt, ...)

@@ -198,6 +198,8 @@ const char *explore_replay_env(void);
 void timers_fire_due_locked(void);
 bool timers_next_locked(unsigned long *expires);
 void timers_reset(void);
+/* An armed or running timer (S.lock held) whose timer_list or function lies in [start, end). */
+struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *running);
 
 /* trace.c: trace_emit() takes trace_lock, so it may be called with S.lock held */
 void trace_reset(int nr_cpus);
@@ -227,11 +229,17 @@ int trace_dump_close(struct trace_dump *d);
 const char *trace_type_name(int type);
 /* On any failure: print the seed and replay command, draw the SVG. Never takes S.lock. */
 void sim_failure_report(const char *why);
+/* The timeline of the current run, named by the test; its path on stderr. */
+void sim_write_timeline(const char *why);
+/* A real crash (signal handler): who was running, the tasks, the replay. */
+void sim_report_crash(void);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */
 extern char sim_replay_cmd[1024];
 extern char sim_failure_tag[256];
 /* test.c: record for the grader that the running test ended as KIND says (end, bug, abort, fault). */
 void sim_test_proof(const char *kind);
+/* What failed (BUG headline, assertion message), for the timeline's red line. */
+extern char sim_failure_what[512];
 
 /* slab.c */
 void slab_reset(void);

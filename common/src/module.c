@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -225,6 +226,94 @@ static void module_unmap(struct module *m)
 	kcsan_modules_changed(); /* its addresses may be reused: forget their lines */
 }
 
+/*
+ * The name of the function at ADDR in module M, from the .symtab of its file:
+ * a module's timer functions are static, and dladdr() reads only the
+ * dynamic symbols. False when the file has no such symbol (stripped).
+ */
+static bool module_symbol(const struct module *m, uintptr_t addr, char *buf, size_t len)
+{
+	struct link_map *lm = NULL;
+	bool found = false;
+	off_t size;
+	int fd;
+
+	if (dlinfo(m->handle, RTLD_DI_LINKMAP, &lm) || !lm)
+		return false;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size = lseek(fd, 0, SEEK_END);      /* <sys/stat.h> clashes with the kernel's headers */
+	void *map = size <= 0 ? MAP_FAILED :
+		    mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	close(fd);
+	if (map == MAP_FAILED)
+		return false;
+	const ElfW(Ehdr) *eh = map;
+	const ElfW(Shdr) *sh = (const void *)((const char *)map + eh->e_shoff);
+	uintptr_t off = addr - (uintptr_t)lm->l_addr;
+
+	for (int i = 0; !found && i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		const ElfW(Sym) *sym = (const void *)((const char *)map + sh[i].sh_offset);
+		const char *str = (const char *)map + sh[sh[i].sh_link].sh_offset;
+		size_t n = sh[i].sh_size / sizeof(*sym);
+
+		for (size_t k = 0; k < n; k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && off >= sym[k].st_value &&
+			    off < sym[k].st_value + (sym[k].st_size ? sym[k].st_size : 1)) {
+				snprintf(buf, len, "%s", str + sym[k].st_name);
+				found = true;
+				break;
+			}
+	}
+	munmap(map, (size_t)size);
+	return found;
+}
+
+/*
+ * Before unmapping: a timer of the module still armed (or running) would
+ * send the timer interrupt walking the armed list into unmapped memory, a
+ * crash without a name. Say which timer, and what the exit function lacks.
+ */
+static void check_no_timers_left(int idx)
+{
+	struct module m;
+
+	if (!S.booted)
+		return;
+	pthread_mutex_lock(&mod_lock);
+	m = modules[idx];
+	pthread_mutex_unlock(&mod_lock);
+	for (int r = 0; r < m.nr_ranges; r++) {
+		bool running = false;
+		struct timer_list *t;
+		Dl_info di;
+		const char *fn = NULL;
+
+		uintptr_t fa = 0;
+		char name[128];
+
+		SIM_LOCK();
+		t = timer_in_range_locked(m.ranges[r].start, m.ranges[r].end, &running);
+		if (t)
+			fa = (uintptr_t)t->function;
+		SIM_UNLOCK();
+		if (t && dladdr((void *)fa, &di) && di.dli_sname)
+			fn = di.dli_sname;
+		else if (t && module_symbol(&m, fa, name, sizeof(name)))
+			fn = name;
+		if (t)
+			sim_bug(__FILE__, __LINE__, "rmmod %s: a timer of the module%s%s%s is "
+				"still %s after its exit function returned: it would run (or the "
+				"timer list would be walked) in unmapped memory: del_timer_sync() "
+				"before rmmod", m.name, fn ? " (" : "", fn ? fn : "",
+				fn ? "())" : "", running ? "running" : "armed");
+	}
+}
+
 int rmmod(const char *name)
 {
 	might_sleep();
@@ -242,6 +331,7 @@ int rmmod(const char *name)
 	if (exit_fn)
 		exit_fn();
 	count(name, offsetof(struct module_counts, exits));
+	check_no_timers_left(idx);
 	pthread_mutex_lock(&mod_lock);
 	m = &modules[idx];
 	module_unmap(m);

@@ -775,7 +775,11 @@ struct sim_config sim_default_config(void)
 void sim_boot(const struct sim_config *cfg)
 {
 	struct sim_config c = cfg ? *cfg : sim_default_config();
+	const char *force = getenv("WORKBOOK_MODE");
 
+	/* the replay of a parallel test's failure: its scenario, deterministically */
+	if (force && !strcmp(force, "deterministic"))
+		c.mode = SIM_DETERMINISTIC;
 	if (S.booted)
 		sim_bug(__FILE__, __LINE__, "sim_boot() while already booted");
 	if (c.nr_cpus < 1 || c.nr_cpus > NR_CPUS)

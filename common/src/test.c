@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <sim/test.h>
@@ -104,28 +106,12 @@ void sim_test_proof(const char *kind)
  * unloaded, whose old ranges module.c fenced. Not a raise() or kill() (the
  * kernel sent it: si_code > 0), and not a NULL or wild pointer elsewhere.
  */
-static void fault_proof(int sig, siginfo_t *si, void *uc)
+static void fault_proof(const siginfo_t *si)
 {
 	bool unloaded = false;
 
-	(void)uc;
 	if (si->si_code > 0 && module_of_address(si->si_addr, &unloaded) && unloaded)
 		sim_test_proof("fault");
-	else
-		raise(sig);             /* SA_RESETHAND: ends by the signal, no proof */
-}
-
-static void arm_fault_proof(void)
-{
-	struct sigaction sa = { 0 };
-
-	if (proof_fd < 0)
-		return;
-	sa.sa_sigaction = fault_proof;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
 }
 
 /*
@@ -226,8 +212,114 @@ static void exit_guard(void)
 		early_exit("exit", 0);
 }
 
+/*
+ * Each test's own output goes to its own file, WORKBOOK_TEST_LOG_DIR/
+ * SUITE-NAME.log, when the runner names a folder: two tests run side by
+ * side (-j2) never interleave, and the runner reads the cause of a failure
+ * (the BUG, the task, the replay line) from the failing test's file alone.
+ * Criterion runs each test in a worker process of its own, so the
+ * redirection ends with the test.
+ */
+static void redirect_test_output(const char *suite, const char *name)
+{
+	const char *dir = getenv("WORKBOOK_TEST_LOG_DIR");
+	char path[1200];
+	int fd;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s-%s.log", dir, suite, name);
+	fflush(stdout);
+	fflush(stderr);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;         /* the output stays where it was: still readable */
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+/* ThreadSanitizer (and the shim its build uses) reports a handler's stdio as
+ * signal-unsafe: there a crash is left to Criterion alone. */
+#if !defined(WORKBOOK_SHIM) && !defined(__SANITIZE_THREAD__)
+/*
+ * A real crash (SIGSEGV, SIGBUS) of a test says where and who before it
+ * ends the worker, and leaves its timeline: best effort, the handler is not
+ * async-signal-safe, but the process is dying anyway. SA_RESETHAND re-raises
+ * with the default action, so Criterion still sees the signal (and a test
+ * that expects it still passes).
+ */
+static void crash_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	fault_proof(si);
+	snprintf(sim_failure_what, sizeof(sim_failure_what),
+		 "crashed with %s: an invalid memory access",
+		 sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "a signal");
+	fprintf(stderr, "\nBUG: %s\n", sim_failure_what);
+	sim_report_crash();
+	raise(sig);
+}
+
+static void catch_crashes(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = crash_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+#else
+/* Only the grader's proof: a handler that writes one record (async-signal-safe). */
+static void proof_only_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	fault_proof(si);
+	raise(sig);
+}
+
+static void catch_crashes(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = proof_only_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+#endif
+
+#ifndef WORKBOOK_SHIM
+/*
+ * Every Criterion assertion goes through criterion_send_assert(); test
+ * binaries are linked with -Wl,--wrap=criterion_send_assert, so a failing
+ * one is seen here first: its message and the moment it fired go into the
+ * trace (the timeline's red line).
+ */
+void __real_criterion_send_assert(struct criterion_assert_stats *stats);
+void __wrap_criterion_send_assert(struct criterion_assert_stats *stats)
+{
+	if (in_test && !stats->passed && !sim_failure_what[0]) {
+		snprintf(sim_failure_what, sizeof(sim_failure_what), "%s",
+			 stats->message && *stats->message ? stats->message : "assertion failed");
+		trace_event(TR_BUG, sim_failure_what, 0);
+		fprintf(stderr, "assertion failed at %s:%u: %s\n", stats->file, stats->line,
+			sim_failure_what);
+	}
+	__real_criterion_send_assert(stats);
+}
+#endif
+
 void sim_test_begin(const char *lab, const char *suite, const char *name)
 {
+	sim_failure_what[0] = 0;
+	redirect_test_output(suite, name);
+	catch_crashes();
 	snprintf(test_id, sizeof(test_id), "%s/%s", suite, name);
 	snprintf(sim_failure_tag, sizeof(sim_failure_tag), "%s-%s-%s", lab, suite, name);
 	snprintf(sim_replay_cmd, sizeof(sim_replay_cmd),
@@ -246,7 +338,6 @@ void sim_test_setup(void)
 	in_test = true;
 	reached_end = false;
 	setvbuf(stdout, NULL, _IONBF, 0);
-	arm_fault_proof();
 	hang_arm();
 }
 
@@ -255,6 +346,11 @@ void sim_test_teardown(void)
 	hang_disarm();
 	if (in_test && !reached_end) {
 		fprintf(stderr, "test %s did not reach its end\n", test_id);
+		if (!sim_failure_what[0]) {
+			snprintf(sim_failure_what, sizeof(sim_failure_what),
+				 "the test did not reach its end");
+			trace_event(TR_BUG, "did not reach its end", 0);
+		}
 		sim_failure_report(test_id);
 	}
 	in_test = false;

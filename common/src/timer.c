@@ -9,6 +9,7 @@
  * sleep is a timer that wakes its task: it never returns early unless
  * wake_up_process() ends it, and it always disarms its timer before return.
  */
+#include <string.h>
 #include <linux/timer.h>
 #include <linux/sched.h>
 #include <linux/module.h>
@@ -26,11 +27,45 @@ unsigned long sim_jiffies(void)
 }
 
 static void (*tick_hook)(int cpu);
+/* The timer whose function each CPU's timer interrupt is running now. */
+static struct timer_list *running_timer[NR_CPUS];
 
 void timers_reset(void)
 {
 	INIT_LIST_HEAD(&S.timers);
 	tick_hook = NULL;
+	memset(running_timer, 0, sizeof(running_timer));
+}
+
+static bool in_range(const void *p, uintptr_t start, uintptr_t end)
+{
+	return (uintptr_t)p >= start && (uintptr_t)p < end;
+}
+
+/*
+ * For rmmod(), before it unmaps [start, end): an armed or running timer
+ * whose timer_list or function lies there would walk the kernel into
+ * unmapped memory (the armed list links through the timer_list itself).
+ */
+struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *running)
+{
+	struct timer_list *t;
+
+	for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+		t = running_timer[cpu];
+		if (t && (in_range(t, start, end) ||
+			  in_range((const void *)(uintptr_t)t->function, start, end))) {
+			*running = true;
+			return t;
+		}
+	}
+	list_for_each_entry(t, &S.timers, entry)
+		if (in_range(t, start, end) ||
+		    in_range((const void *)(uintptr_t)t->function, start, end)) {
+			*running = false;
+			return t;
+		}
+	return NULL;
 }
 
 /* A timer whose function went away with its module: name it before the fault. */
@@ -61,10 +96,12 @@ static void run_timers(void *arg)
 		list_del_init(&due->entry);
 		due->pending = false;
 		due->running++;
+		running_timer[cpu] = due;
 		SIM_UNLOCK();
 		check_not_unloaded((const void *)(uintptr_t)due->function, "timer");
 		due->function(due);
 		SIM_LOCK();
+		running_timer[cpu] = NULL;
 		due->running--;
 	}
 	SIM_UNLOCK();

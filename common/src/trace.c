@@ -32,6 +32,7 @@ static long counts[TR_NR_TYPES];
 /* Set by the test harness: how to replay the current run, and a file tag. */
 char sim_replay_cmd[1024];
 char sim_failure_tag[256];
+char sim_failure_what[512];
 
 static const char *const type_names[TR_NR_TYPES] = {
 	"switch", "idle", "read_lock", "read_unlock", "gp_start", "gp_end",
@@ -245,20 +246,15 @@ int trace_write_json(const char *path)
 	return trace_dump_close(&d);
 }
 
-/* On any failure: how to see it again. Never takes S.lock. */
-void sim_failure_report(const char *why)
+/*
+ * The timeline of the current run, in WORKBOOK_TRACE_DIR (default traces/),
+ * named by the test and seed; its path on stderr ("timeline: PATH").
+ */
+void sim_write_timeline(const char *why)
 {
 	const char *dir = getenv("WORKBOOK_TRACE_DIR");
 	char path[1200];
 
-	if (S.ever_booted)
-		fprintf(stderr, "  seed: %llu (%s mode)\n", (unsigned long long)S.cfg.seed,
-			S.cfg.mode == SIM_PARALLEL ? "parallel" : "deterministic");
-	if (sim_replay_cmd[0] && S.ever_booted)
-		fprintf(stderr, "  replay: %sWORKBOOK_SEED=%llu %s\n", explore_replay_env(),
-			(unsigned long long)S.cfg.seed, sim_replay_cmd);
-	else if (sim_replay_cmd[0])
-		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
 	if (!rings)
 		return;
 	if (!dir || !*dir)
@@ -269,6 +265,37 @@ void sim_failure_report(const char *why)
 			 (unsigned long long)S.cfg.seed);
 	else
 		snprintf(path, sizeof(path), "%s/failure-%d.svg", dir, (int)getpid());
-	if (trace_write_svg(path, why) == 0)
+	/* titled by the test (the replay command ends with its suite/name) */
+	const char *test = strstr(sim_replay_cmd, "--test ");
+
+	if (trace_write_svg(path, test ? test + strlen("--test ") : why) == 0)
 		fprintf(stderr, "  timeline: %s\n", path);
+}
+
+/*
+ * On any failure: how to see it again. Never takes S.lock. Only a
+ * deterministic run is replayed by its seed; a parallel run's schedule is
+ * the host's, so it gets the command that re-runs the test deterministically.
+ */
+void sim_failure_report(const char *why)
+{
+	bool parallel = S.cfg.mode == SIM_PARALLEL;
+	/* the mode the environment forced is part of what replays the run */
+	const char *mode = getenv("WORKBOOK_MODE");
+	bool forced = mode && *mode;
+
+	if (S.ever_booted && !parallel)
+		fprintf(stderr, "  seed: %llu (deterministic mode)\n",
+			(unsigned long long)S.cfg.seed);
+	if (sim_replay_cmd[0] && S.ever_booted && parallel)
+		fprintf(stderr, "  replay: WORKBOOK_MODE=deterministic %s "
+			"(a parallel run is not replayable: this re-runs the test "
+			"deterministically)\n", sim_replay_cmd);
+	else if (sim_replay_cmd[0] && S.ever_booted)
+		fprintf(stderr, "  replay: %s%s%s%sWORKBOOK_SEED=%llu %s\n",
+			forced ? "WORKBOOK_MODE=" : "", forced ? mode : "", forced ? " " : "",
+			explore_replay_env(), (unsigned long long)S.cfg.seed, sim_replay_cmd);
+	else if (sim_replay_cmd[0])
+		fprintf(stderr, "  rerun: %s\n", sim_replay_cmd);
+	sim_write_timeline(why);
 }

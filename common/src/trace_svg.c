@@ -7,11 +7,15 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 
 #define SVG_LANE 56
 #define SVG_LEFT 110
 #define SVG_WIDTH 1200
+#define SVG_RIGHT (SVG_WIDTH - 10)
+#define SVG_CHAR 6.5     /* a generous width of one 11px sans-serif character */
+#define SVG_ROWS 3       /* label rows per lane before a label is shortened */
 
 /* The drawing's state: the time axis, and the spans still open per lane. */
 struct svg {
@@ -21,6 +25,9 @@ struct svg {
 	unsigned long t0, t1;
 	double scale;
 	unsigned long *task_from, *irq_from, *rd_from;
+	bool *rd_open, *irq_open;
+	char (*rd_task)[TASK_COMM_LEN];
+	double (*label_end)[SVG_ROWS];   /* per lane and label row: where the last label ends */
 	char (*task_name)[TASK_COMM_LEN];
 	unsigned long gp_from;
 	long gp_open;
@@ -33,7 +40,7 @@ static double svg_x(const struct svg *s, unsigned long seq)
 
 static int svg_y(int lane)
 {
-	return 50 + lane * SVG_LANE;
+	return 84 + lane * SVG_LANE;
 }
 
 static void svg_text(FILE *f, const char *s)
@@ -49,6 +56,52 @@ static void svg_text(FILE *f, const char *s)
 	}
 }
 
+/*
+ * TEXT at (x, y), cut to fit WIDTH pixels: a shortened label ends in an
+ * ellipsis and carries the full text as a tooltip (<title>), so nothing is
+ * cut at the right edge or drawn over its neighbour without a way to read it.
+ */
+static void svg_fit_text(FILE *f, double x, int y, double width, const char *attrs,
+			 const char *text)
+{
+	size_t fits = width > SVG_CHAR ? (size_t)(width / SVG_CHAR) : 0;
+	size_t len = strlen(text);
+
+	if (fits < 2)
+		return;
+	fprintf(f, "<text x=\"%.1f\" y=\"%d\"%s%s>", x, y, attrs ? " " : "", attrs ? attrs : "");
+	if (len <= fits) {
+		svg_text(f, text);
+	} else {
+		char cut[512];
+
+		snprintf(cut, sizeof(cut), "%.*s", (int)(fits - 1), text);
+		svg_text(f, cut);
+		fputs("&#8230;<title>", f);
+		svg_text(f, text);
+		fputs("</title>", f);
+	}
+	fputs("</text>\n", f);
+}
+
+/* TEXT in at most two lines of WIDTH pixels (the second shortened), 12px apart. */
+static void svg_wrap_text(FILE *f, double x, int y, double width, const char *attrs,
+			  const char *text)
+{
+	size_t fits = (size_t)(width / SVG_CHAR), cut = strlen(text);
+	char first[512];
+
+	if (cut > fits) {
+		cut = fits;
+		while (cut > fits / 2 && text[cut] != ' ')
+			cut--;
+	}
+	snprintf(first, sizeof(first), "%.*s", (int)cut, text);
+	svg_fit_text(f, x, y, width, attrs, first);
+	if (text[cut])
+		svg_fit_text(f, x, y + 12, width, attrs, text + cut + (text[cut] == ' '));
+}
+
 static void svg_header(const struct svg *s, const char *title)
 {
 	FILE *f = s->f;
@@ -56,13 +109,20 @@ static void svg_header(const struct svg *s, const char *title)
 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"font-family=\"sans-serif\" font-size=\"11\">\n", SVG_WIDTH,
-		60 + lanes * SVG_LANE + 40);
+		svg_y(lanes) + 20);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
 	svg_text(f, title ? title : "simulated kernel trace");
 	fprintf(f, "</text>\n<text x=\"10\" y=\"36\" fill=\"#555\">logical time &#8594; "
 		"(events %lu..%lu); boxes: task on CPU; red: IRQ; green: RCU reader; "
-		"blue: grace period; &#9650; callback queued; &#9679; callback invoked</text>\n",
-		s->t0, s->t1 - 1);
+		"blue: grace period; &#9650; callback queued; &#9679; callback invoked; "
+		"red line: the failure</text>\n", s->t0, s->t1 - 1);
+	if (sim_failure_what[0]) {
+		char what[600];
+
+		snprintf(what, sizeof(what), "failed: %s", sim_failure_what);
+		svg_wrap_text(f, 10, 50, (SVG_RIGHT - 10) * 0.85, "fill=\"#c00\" font-weight=\"bold\"",
+			      what);
+	}
 	for (int l = 0; l < lanes; l++) {
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
 			SVG_LEFT, svg_y(l) + SVG_LANE - 4, SVG_WIDTH - 10, svg_y(l) + SVG_LANE - 4);
@@ -84,11 +144,7 @@ static void svg_task_box(struct svg *s, int l, double x_end)
 		"fill=\"#e8eef8\" stroke=\"#6a8cc7\"><title>", x0, svg_y(l) + 6, w > 1 ? w : 1);
 	svg_text(f, s->task_name[l]);
 	fprintf(f, "</title></rect>\n");
-	if (w > 40) {
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, svg_y(l) + 19);
-		svg_text(f, s->task_name[l]);
-		fprintf(f, "</text>\n");
-	}
+	svg_fit_text(f, x0 + 3, svg_y(l) + 19, w - 6, NULL, s->task_name[l]);
 	s->task_name[l][0] = 0;
 }
 
@@ -109,26 +165,69 @@ static void svg_gp_end(struct svg *s, const struct trace_ev *e, double x)
 	int y = svg_y(s->cpus + 1);
 
 	fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" "
-		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n"
-		"<text x=\"%.1f\" y=\"%d\" fill=\"white\">GP %ld</text>\n",
-		svg_x(s, s->gp_from), y + 8, x - svg_x(s, s->gp_from) + 1, e->arg,
-		svg_x(s, s->gp_from) + 2, y + 20, e->arg);
+		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n",
+		svg_x(s, s->gp_from), y + 8, x - svg_x(s, s->gp_from) + 1, e->arg);
+	char gp[32];
+
+	snprintf(gp, sizeof(gp), "GP %ld", e->arg);
+	svg_fit_text(s->f, svg_x(s, s->gp_from) + 2, y + 20, x - svg_x(s, s->gp_from) - 2,
+		     "fill=\"white\"", gp);
 	s->gp_open = -1;
 }
 
-/* A dashed line and a label: BUG, WARN, mark, module load/unload, hold. */
-static void svg_marker(FILE *f, const struct trace_ev *e, double x, int y)
+/* The first label row of LANE free at X (or the last row, shortened). */
+static int svg_label_row(struct svg *s, int lane, double x)
 {
-	const char *col = e->type == TR_BUG ? "#c00" : e->type == TR_WARN ? "#e80"
-			: e->type == TR_HOLD ? "#888" : "#333";
+	for (int r = 0; r < SVG_ROWS; r++)
+		if (s->label_end[lane][r] <= x)
+			return r;
+	return SVG_ROWS - 1;
+}
 
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
-		"stroke-dasharray=\"3,2\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"%s\">",
-		x, y + 2, x, y + SVG_LANE - 6, col, x + 2, y + 4, col);
-	svg_text(f, trace_type_name(e->type));
-	fputs(": ", f);
-	svg_text(f, e->name);
-	fprintf(f, "</text>\n");
+/*
+ * A dashed line and a label: WARN, mark, module load/unload, hold. A BUG (or
+ * a failed assertion: the harness emits TR_BUG for it) is the moment the
+ * test failed: a red line through every lane, with the full message as its
+ * tooltip.
+ */
+static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double x)
+{
+	FILE *f = s->f;
+	int y = svg_y(lane);
+	bool bug = e->type == TR_BUG;
+	const char *col = bug ? "#c00" : e->type == TR_WARN ? "#e80"
+			: e->type == TR_HOLD ? "#888" : "#333";
+	char label[80];
+	int row;
+
+	if (bug) {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
+			"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->cpus + 2) - 4);
+		svg_text(f, sim_failure_what[0] ? sim_failure_what : e->name);
+		fputs("</title></line>\n", f);
+	} else {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+			"stroke-dasharray=\"3,2\"/>\n", x, y + 2, x, y + SVG_LANE - 6, col);
+	}
+	snprintf(label, sizeof(label), "%s: %s", bug ? "FAILED" : trace_type_name(e->type), e->name);
+	double want = (double)strlen(label) * SVG_CHAR, start = x + 2;
+
+	if (bug) {                          /* above every lane, beside the red line */
+		if (start + want > SVG_RIGHT)
+			start = x - 4 - want > SVG_LEFT ? x - 4 - want : SVG_LEFT;
+		svg_fit_text(f, start, svg_y(0) - 9, SVG_RIGHT - start,
+			     "fill=\"#c00\" font-weight=\"bold\"", label);
+		return;
+	}
+	if (start + want > SVG_RIGHT)      /* no room on the right: end at the edge */
+		start = SVG_RIGHT - want > SVG_LEFT ? SVG_RIGHT - want : SVG_LEFT;
+	row = svg_label_row(s, lane, start);
+	if (s->label_end[lane][row] > start)  /* every row taken: shorten the label */
+		start = s->label_end[lane][row];
+	svg_fit_text(f, start, y + 4 + 10 * row, SVG_RIGHT - start,
+		     col[1] == '8' ? "fill=\"#888\"" : col[1] == 'e' ? "fill=\"#e80\"" :
+		     "fill=\"#333\"", label);
+	s->label_end[lane][row] = start + want + 4;
 }
 
 /* The spans that end at e (IRQ, reader) and the marks drawn at its time. */
@@ -139,6 +238,7 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 
 	switch (e->type) {
 	case TR_IRQ_EXIT:
+		s->irq_open[lane] = false;
 		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"8\" fill=\"#d33\">"
 			"<title>IRQ ", svg_x(s, s->irq_from[lane]), y + 26,
 			x - svg_x(s, s->irq_from[lane]) + 1);
@@ -146,6 +246,7 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 		fprintf(f, "</title></rect>\n");
 		break;
 	case TR_READ_UNLOCK:
+		s->rd_open[lane] = false;
 		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"6\" fill=\"#2a2\">"
 			"<title>RCU read-side critical section (%s)</title></rect>\n",
 			svg_x(s, s->rd_from[lane]), y + 36, x - svg_x(s, s->rd_from[lane]) + 1, e->task);
@@ -163,7 +264,7 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 		break;
 	case TR_BUG: case TR_WARN: case TR_MARK: case TR_MODULE_LOAD:
 	case TR_MODULE_UNLOAD: case TR_HOLD:
-		svg_marker(f, e, x, y);
+		svg_marker(s, e, lane, x);
 		break;
 	default:
 		break;
@@ -183,9 +284,12 @@ static void svg_event(struct svg *s, const struct trace_ev *e)
 		break;
 	case TR_IRQ_ENTER:
 		s->irq_from[lane] = e->seq;
+		s->irq_open[lane] = true;
 		break;
 	case TR_READ_LOCK:
 		s->rd_from[lane] = e->seq;
+		s->rd_open[lane] = true;
+		snprintf(s->rd_task[lane], TASK_COMM_LEN, "%.15s", e->task);
 		break;
 	case TR_GP_START:
 		s->gp_from = e->seq;
@@ -197,6 +301,37 @@ static void svg_event(struct svg *s, const struct trace_ev *e)
 	default:
 		svg_span_or_mark(s, e, lane, svg_x(s, e->seq));
 		break;
+	}
+}
+
+/*
+ * Spans still open when the trace stops are drawn to its end: the reader a
+ * failure is about is often the one that never left (outlined, labelled).
+ */
+static void svg_open_spans(struct svg *s)
+{
+	FILE *f = s->f;
+	double end = svg_x(s, s->t1);
+
+	for (int l = 0; l < s->nr_rings; l++) {
+		int y = svg_y(l);
+
+		if (s->irq_open[l])
+			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"8\" "
+				"fill=\"#d33\" opacity=\"0.6\"><title>IRQ handler still running "
+				"when the trace ends</title></rect>\n", svg_x(s, s->irq_from[l]),
+				y + 26, end - svg_x(s, s->irq_from[l]) + 1);
+		if (!s->rd_open[l])
+			continue;
+		double x0 = svg_x(s, s->rd_from[l]);
+
+		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"6\" fill=\"#2a2\" "
+			"stroke=\"#060\" stroke-dasharray=\"2,1\"><title>RCU read-side critical "
+			"section (", x0, y + 36, end - x0 + 1);
+		svg_text(f, s->rd_task[l]);
+		fputs(") still inside when the trace ends</title></rect>\n", f);
+		svg_fit_text(f, x0 + 2, y + 52, end - x0 - 2, "fill=\"#060\"",
+			     "reader still inside at the end");
 	}
 }
 
@@ -223,20 +358,28 @@ int trace_write_svg(const char *path, const char *title)
 		.t0 = d.n ? d.ev[0].seq : 0, .t1 = d.n ? d.ev[d.n - 1].seq + 1 : 1,
 		.task_from = calloc(nr, sizeof(long)), .irq_from = calloc(nr, sizeof(long)),
 		.rd_from = calloc(nr, sizeof(long)), .task_name = calloc(nr, TASK_COMM_LEN),
+		.rd_open = calloc(nr, sizeof(bool)), .irq_open = calloc(nr, sizeof(bool)),
+		.rd_task = calloc(nr, TASK_COMM_LEN), .label_end = calloc(nr, sizeof(double[SVG_ROWS])),
 		.gp_open = -1,
 	};
 
 	s.scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(s.t1 - s.t0);
 	svg_header(&s, title);
-	if (s.task_from && s.irq_from && s.rd_from && s.task_name) {
+	if (s.task_from && s.irq_from && s.rd_from && s.task_name && s.rd_open && s.irq_open &&
+	    s.rd_task && s.label_end) {
 		for (size_t i = 0; i < d.n; i++)
 			svg_event(&s, &d.ev[i]);
 		svg_close_boxes(&s, NULL, 0);
+		svg_open_spans(&s);
 	}
 	svg_footer(&s);
 	free(s.task_from);
 	free(s.irq_from);
 	free(s.rd_from);
 	free(s.task_name);
+	free(s.rd_open);
+	free(s.irq_open);
+	free(s.rd_task);
+	free(s.label_end);
 	return trace_dump_close(&d);
 }

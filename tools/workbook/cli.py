@@ -16,8 +16,12 @@ Students
   setup                       install what is missing (apt-get; sudo when not root), then build
   status [--prior own|solutions]
                               the board: each lab's tests passed/total, points, next failing test + hint
-  check LAB [--test SUITE/NAME] [--list]
-                              run one lab: failures with the assertion, replay seed and timeline
+                              (a lab whose files and tests did not change shows its last result)
+  check LAB [--test SUITE/NAME] [--all] [--verbose] [--list]
+                              run one lab: each failure with its cause (assertion or BUG, where,
+                              which task), the command that replays it and its timeline; the
+                              parallel stress tests run once the others pass (--all: always);
+                              --verbose shows each test's own output
   hint LAB [N]                layered hints: one more each time (or hints 1..N)
   watch LAB [--test SUITE/NAME]
                               re-run check whenever a file of the lab is saved (Ctrl-C stops)
@@ -67,6 +71,8 @@ def main(argv):
     s.add_argument("lab")
     s.add_argument("--test")
     s.add_argument("--list", action="store_true")
+    s.add_argument("--all", action="store_true")
+    s.add_argument("-v", "--verbose", action="store_true")
     s.add_argument("--prior", choices=["own", "solutions"], default="own")
     s = sub.add_parser("hint")
     s.add_argument("lab")

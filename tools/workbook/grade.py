@@ -208,7 +208,7 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
                 wd = os.path.join(slot.dir, "runs", lab.label)
                 if os.path.isdir(wd):
                     shutil.rmtree(wd)
-                os.makedirs(wd)
+                os.makedirs(os.path.join(wd, "logs"))
                 slot.sandbox.give(wd)
                 res, _ = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
                                        lab.timeouts(), jobs, budget, slot.sandbox)

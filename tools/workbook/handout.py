@@ -25,8 +25,26 @@ def tracked_files():
 
 
 def strip_answers(text):
+    """A quiz without its "## Answers" section, and without the links that
+    pointed into it (a link to a stripped anchor would break the docs)."""
     m = re.search(r"^## Answers\b.*", text, re.M | re.S)
-    return text[:m.start()].rstrip() + "\n" if m else text
+    if not m:
+        return text
+    gone = set(re.findall(r"""<a\s+(?:id|name)=["']([^"']+)["']""", m.group(0)))
+    gone |= set(re.findall(r"\{#([\w-]+)\}", m.group(0)))
+    kept = text[:m.start()]
+    kept = re.sub(r"\[[^\]]*\]\(#([\w-]+)\)",
+                  lambda l: "" if l.group(1) in gone else l.group(0), kept)
+    kept = re.sub(r"\n{3,}", "\n\n", kept).rstrip() + "\n"
+    return kept + "\nThe answers are with your instructor.\n"
+
+
+def strip_instructor(text):
+    """A page without its instructors-only regions, the lines between
+    <!-- BEGIN INSTRUCTOR --> and <!-- END INSTRUCTOR -->."""
+    text = re.sub(r"^<!-- BEGIN INSTRUCTOR -->\n.*?^<!-- END INSTRUCTOR -->\n?", "", text,
+                  flags=re.M | re.S)
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def copy_handout(out, files, release):
@@ -43,9 +61,11 @@ def copy_handout(out, files, release):
         src = os.path.join(ROOT, rel)
         dst = os.path.join(out, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if parts[0] == "quizzes" and rel.endswith(".md"):
+        if rel.endswith(".md"):
             with open(src) as f:
-                text = strip_answers(f.read())
+                text = strip_instructor(f.read())
+            if parts[0] == "quizzes":
+                text = strip_answers(text)
             with open(dst, "w") as f:
                 f.write(text)
         else:
@@ -113,8 +133,9 @@ def cmd_handout(a):
     # Proof: no line of an unreleased solution region appears anywhere.
     sol_lines = secret_lines(all_labs(), files, release)
     leaks = find_leaks(out, sol_lines)
-    say(f"handout: {kept} files in {a.out} (no solutions/, grading/, bench/"
-        f"{', released: ' + ', '.join(sorted(release)) if release else ''}; no quiz answers; no mutants)")
+    say(f"handout: {kept} files in {a.out} (no grading/, bench/, instructors' pages, quiz "
+        f"answers or mutants; " + (f"solutions/ of the released labs only: {', '.join(sorted(release))}, "
+        f"which ./workbook status --prior solutions builds on" if release else "no solutions/") + ")")
     if leaks:
         for l in leaks[:20]:
             warn(f"solution line in the handout: {l}")

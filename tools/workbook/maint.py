@@ -75,7 +75,8 @@ def cmd_docs(a):
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         if r.returncode:
-            raise Fail(f"docs build failed: {first_error(r.stdout)} (is doxygen installed? ./workbook setup)", 1)
+            hint = "" if shutil.which("doxygen") else " (doxygen is not installed: ./workbook setup)"
+            raise Fail(f"docs build failed: {first_error(r.stdout)}{hint}", 1)
     where = os.path.join(a.out, edition) if a.out else os.path.join(bdir, "docs", edition)
     say(f"{edition} edition: {os.path.join(where, 'html', 'index.html')}")
     return 0

@@ -158,12 +158,45 @@ def check_todos(where, m, folder):
         return
     texts = [(f"tests '{t['name']}' hint", t["hint"]) for t in m["tests"]] + \
         [(f"hints[{i}]", h) for i, h in enumerate(m["hints"])]
+    for t in m["tests"]:
+        if not cited_todos(t["hint"]):
+            raise Fail(f"{where}: tests '{t['name']}' hint names no TODO: say which TODO "
+                       f"the failure is about (e.g. 'TODO 3')")
     for what, text in texts:
         missing = sorted(cited_todos(text) - have)
         if missing:
             cites, holds = (", ".join(map(str, x)) for x in (missing, sorted(have)))
             raise Fail(f"{where}: {what} cites TODO {cites}, which the starter does not "
                        f"hold (it has TODO {holds})")
+
+
+HINT_CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+
+
+def hint_call_problems(lab):
+    """The calls 'name()' a hint of LAB names that exist nowhere the student
+    can look: not in the lab's solution (or, in a handout, its files), its
+    tests, the solutions of the labs it uses, nor common/include. Each as
+    'where: name()'. A hint must not send a student after a call that the
+    code never makes."""
+    texts = []
+    dirs = [os.path.join(SOLUTIONS, n) for n in [lab.name] + lab.uses] + \
+        [lab.dir, os.path.join(ROOT, "common", "include")]
+    for d in dirs:
+        for dp, _, fs in os.walk(d):
+            for f in fs:
+                if f.endswith((".c", ".h")):
+                    try:
+                        with open(os.path.join(dp, f), errors="replace") as fh:
+                            texts.append(fh.read())
+                    except OSError:
+                        pass
+    known = set(re.findall(r"\b[A-Za-z_]\w*\b", "\n".join(texts)))
+    out = []
+    for where, text in [(f"tests '{t['name']}' hint", t["hint"]) for t in lab.tests] + \
+            [(f"hints[{i}]", h) for i, h in enumerate(lab.hints)]:
+        out += [f"{where}: {c}()" for c in HINT_CALL.findall(text) if c not in known]
+    return out
 
 
 class Lab:

@@ -66,6 +66,8 @@ def report_json(results, isolation=None):
 def report_gradescope(results, secs=None, isolation=None):
     tests = []
     for lab, t, ok, s, m, out in test_rows(results):
+        # the autograder's picture is out of the student's reach: the replay line makes it
+        out = "\n".join(x for x in out.splitlines() if not x.startswith("timeline: "))
         tests.append({"name": f"{lab.name}: {t['name']}", "score": s, "max_score": m,
                       "status": "passed" if ok else "failed", "output": out,
                       "visibility": t.get("visibility", "visible")})
@@ -102,10 +104,15 @@ def junit_case(crit, lab, t, ok, s, m, out):
     case = copy.deepcopy(crit) if crit is not None else ET.Element("testcase")
     case.set("classname", lab.name)
     case.set("name", t["name"])
-    judged = case.find("failure") is not None or case.find("error") is not None
+    judged = [e for e in case if e.tag in ("failure", "error")]
+    first = out.splitlines()[0] if out else "failed"
     if not ok and not judged:
-        first = out.splitlines()[0] if out else "failed"
         ET.SubElement(case, "failure", message=first).text = out
+    for e in judged:
+        # Criterion's own says only "The test crashed."; ours carries the cause
+        if out:
+            e.set("message", first)
+            e.text = out
     props = ET.Element("properties")
     ET.SubElement(props, "property", name="points", value=str(s))
     ET.SubElement(props, "property", name="max_points", value=str(m))

@@ -271,16 +271,35 @@ def require_proof(name, verdict, proofs, ends):
     return False, [why]
 
 
+CRITERION_CRASH = "The test crashed."
+CRITERION_TIMEOUT = "The test timed out."
+
+
+def test_log(logdir, test):
+    """The file the harness writes TEST's own output to (common/src/test.c)."""
+    return os.path.join(logdir, test.replace("/", "-", 1) + ".log")
+
+
 def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=None,
               filter_names=True, trace_dir=None):
     """Run NAMES (suite/name) of EXE; {name: (passed, messages)} for each.
     Tests are grouped by timeout (Criterion's --timeout lowers each test's
     own); a group that outlives its wall-clock limit is rerun one test at a
-    time so that one hang costs only that test. A pass needs its proof."""
+    time so that one hang costs only that test. A pass needs its proof.
+    Each test writes its output to its own log (WORKBOOK_TEST_LOG_DIR); a
+    failing test's messages end with the cause read from it (failure_cause())."""
     os.makedirs(workdir, exist_ok=True)
+    logdir = os.path.join(workdir, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    for n in names:
+        try:
+            os.unlink(test_log(logdir, n))
+        except OSError:
+            pass
     timeouts = timeouts or {}
     env = clean_env(dict(extra_env or {},
-                         WORKBOOK_TRACE_DIR=trace_dir or os.path.join(workdir, "traces")))
+                         WORKBOOK_TRACE_DIR=trace_dir or os.path.join(workdir, "traces"),
+                         WORKBOOK_TEST_LOG_DIR=logdir))
     ends = expected_ends(exe)
     groups = {}
     for n in names:
@@ -316,12 +335,20 @@ def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=
                 if rep1 and n in rep1:
                     results[n] = rep1[n]
                 else:
-                    why = "timed out (the whole run was killed)" if rc1 is None else \
+                    why = CRITERION_TIMEOUT if rc1 is None else \
                         "the test runner wrote no report (it crashed)"
                     results[n] = (False, [why])
             continue
         for n in group:
-            results[n] = _no_silent_failure(rep.get(n, (False, ["not run: no such test in the binary"])))
+            results[n] = rep.get(n, (False, ["not run: no such test in the binary"]))
+    # the runs of a lab are in .../runs/labN: the fallback replay command
+    label = os.path.basename(os.path.normpath(workdir))
+    for n, (ok, msgs) in results.items():
+        if not ok:
+            again = f"./workbook check {label} --test {n}" if re.fullmatch(r"lab\d+", label) \
+                else None
+            results[n] = (False, with_cause(msgs, read_log(logdir, n),
+                                            float(timeouts.get(n, 60)), again))
     return results, logs
 
 
@@ -347,7 +374,10 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     # Tests keep their own timeouts (a loaded machine slows the parallel
     # torture tests many times over); the lab's budget bounds the whole run.
     tmo = min(float(budget), max(float(timeouts.get(n, 60)) for n in names))
-    env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces")})
+    logdir = os.path.join(workdir, "logs")    # the caller gave it to the sandbox user
+    os.makedirs(logdir, exist_ok=True)
+    env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces"),
+                     "WORKBOOK_TEST_LOG_DIR": logdir})
     proof, nonce, penv = new_proof(base)
     args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
             f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
@@ -370,33 +400,127 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
         else:
             results[n] = (False, ["the test runner wrote no report (it crashed or was "
                                   "killed)"])
+    # The cause of each failure, from the test's own log: messages only (a
+    # submission could write there; no verdict ever comes from it).
+    for n, (ok, msgs) in results.items():
+        if not ok:
+            results[n] = (False, with_cause(msgs, read_log(logdir, n),
+                                            float(timeouts.get(n, 60))))
     return results, secs
+
+
+def read_log(logdir, test):
+    try:
+        return read_untrusted(test_log(logdir, test), 1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _rel(text):
+    """Paths as the student types them: relative to the workbook's root."""
+    text = text.replace(ROOT + "/", "")
+    text = re.sub(r"\bbuild-wb-grade[\w-]*/impl/", "labs/", text)   # grade's copy
+    return re.sub(r"(?:\.\./)+(labs|solutions|common)/", r"\1/", text)
+
+
+def failure_cause(log, timeout=None):
+    """The cause of a failure, from the test's own log LOG (its stderr and
+    stdout, as common/src/bug.c, trace.c and test.c write them): a dict with
+    the first BUG:/WARNING: headline ("bug"), its "at" file:line, the "task"
+    it hit, the tasks that were "stuck" (blocked, or the one running at a
+    livelock), and the "replay" and "timeline" lines. Keys absent when the log
+    holds no such line."""
+    lines = [_rel(ln.rstrip()) for ln in log.splitlines()]
+    c = {}
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if "bug" not in c and (s.startswith("BUG: ") or s.startswith("WARNING: ")):
+            c["bug"] = s
+            more = []
+            for nx in lines[i + 1:i + 8]:
+                t = nx.strip()
+                m = re.match(r"at (\S+:\d+)$", t)
+                if m and "at" not in c:
+                    c["at"] = m.group(1)
+                elif t.startswith("task: ") and "task" not in c:
+                    c["task"] = t[len("task: "):]
+                elif t.startswith("last scheduling point: ") and "at" not in c:
+                    c["at"] = t.split(": ", 1)[1]
+                elif t.startswith(("tasks:", "seed:", "replay:", "timeline:", "rerun:")) or \
+                        t.startswith("BUG: "):
+                    break
+                elif t and not more and "at" not in c:
+                    more.append(t)    # a BUG's second line (lockdep's details)
+            if more:
+                c["detail"] = more[0]
+        elif s == "tasks:" and "stuck" not in c:
+            stuck = []
+            for nx in lines[i + 1:]:
+                if not nx.startswith("  ") or nx.strip().endswith(":"):
+                    break
+                t = " ".join(nx.split())
+                if " blocked " in f" {t} " or (" running " in f" {t} " and "livelock" in
+                                                c.get("bug", "")):
+                    stuck.append(t)
+            c["stuck"] = stuck
+        elif s.startswith("assertion failed at ") and "assert" not in c:
+            c["assert"] = s[len("assertion failed at "):]
+        elif s.startswith("replay: ") and "replay" not in c:
+            c["replay"] = s[len("replay: "):]
+        elif s.startswith("rerun: ") and "replay" not in c:
+            c["replay"] = s[len("rerun: "):]
+        elif s.startswith("timeline: ") and "timeline" not in c:
+            c["timeline"] = s[len("timeline: "):]
+        elif re.match(r"(test \S+ )?timed out", s) and "bug" not in c:
+            c["bug"] = s
+    return c
+
+
+def cause_lines(c, msgs, timeout=None, replay_cmd=None):
+    """The student-visible lines of a failure: the assertion messages MSGS
+    (Criterion's), or instead of "The test crashed."/"timed out." the BUG
+    with where and who; then the stuck tasks, the replay and timeline lines."""
+    out = []
+    crashed = any(m in (CRITERION_CRASH, CRITERION_TIMEOUT) for m in msgs)
+    timed_out = CRITERION_TIMEOUT in msgs
+    for m in msgs:
+        if re.fullmatch(r"\d+ assertion\(s\) failed\.", m) and c.get("assert"):
+            out.append(c["assert"])        # Criterion's count; the harness saw which
+        elif m not in (CRITERION_CRASH, CRITERION_TIMEOUT):
+            out.append(_rel(m))
+    if c.get("bug") and (crashed or not out):
+        # a file:line inside the simulated kernel tells a student nothing
+        where = f" at {c['at']}" if c.get("at") and \
+            not c["at"].startswith("common/src/") else ""
+        who = f" (task {c['task']})" if c.get("task") else ""
+        out.append(f"{c['bug']}{where}{who}")
+        if c.get("detail"):
+            out.append(f"  {c['detail']}")
+    elif timed_out:
+        out.append(f"timed out after {timeout:g} s" if timeout else "timed out")
+    elif crashed or not out:
+        out.append("crashed without a BUG report (a signal, an abort() or exit()); "
+                   "replay it to see its output")
+    if timed_out and c.get("bug") and "timed out" not in c["bug"]:
+        out.append(f"  (timed out after {timeout:g} s)" if timeout else "  (timed out)")
+    hang = timed_out or re.search(r"deadlock|livelock|hung|timed out|stall", c.get("bug", ""))
+    for t in (c.get("stuck") or [])[:4] if hang else []:
+        out.append(f"  stuck: {t}")
+    if c.get("replay"):
+        out.append(f"replay: {c['replay']}")
+    elif replay_cmd:
+        out.append(f"replay: {replay_cmd}")
+    if c.get("timeline"):
+        out.append(f"timeline: {c['timeline']}")
+    return out
+
+
+def with_cause(msgs, log, timeout=None, replay_cmd=None):
+    return cause_lines(failure_cause(log, timeout), msgs, timeout, replay_cmd)
 
 
 def exe_path(bdir, lab):
     return os.path.join(bdir, lab.target)
-
-
-def failure_details(log_paths, test):
-    """Seed, replay and timeline lines printed for TEST (from the run's log)."""
-    out = []
-    suite, name = test.split("/", 1)
-    tag = f"--test {test}"
-    for p in log_paths:
-        try:
-            with open(p, errors="replace") as f:
-                lines = f.read().splitlines()
-        except OSError:
-            continue
-        for i, ln in enumerate(lines):
-            if tag in ln and "replay:" in ln:
-                out.append(ln.strip())
-                for nxt in lines[i + 1:i + 3]:
-                    if "timeline:" in nxt and f"-{suite}-{name}-" in nxt:
-                        out.append(nxt.strip())
-            if ln.startswith("[----]") and f"{suite}::{name}" in ln:
-                out.append(ln.strip())
-    return list(dict.fromkeys(out))
 
 
 def score_lab(lab, results):

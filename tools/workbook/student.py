@@ -1,15 +1,38 @@
 """The student's commands: status, check, hint, watch."""
 import argparse
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 
 from .build import build, configure, first_error
-from .common import Fail, JOBS, LABS, ROOT, say, warn
-from .manifest import find_lab, select_labs
-from .run import exe_path, failure_details, list_tests, run_tests, score_lab
+from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
+from .manifest import cited_todos, find_lab, select_labs
+from .run import exe_path, list_tests, read_log, run_tests, score_lab
+
+
+def released_solutions(labs):
+    """The labs among LABS (and the labs they use) whose solutions/ this copy holds."""
+    names = {n for l in labs for n in [l.name] + l.uses}
+    return sorted(n for n in names if os.path.isdir(os.path.join(SOLUTIONS, n)))
+
+
+def prior_words(labs, prior):
+    """What the earlier labs are built from, truthfully."""
+    if prior == "own":
+        return "your own earlier labs"
+    if not os.path.isdir(SOLUTIONS):
+        raise Fail("--prior solutions: this copy holds no solutions/ (none released yet); "
+                   "without --prior your own earlier labs are used")
+    rel = released_solutions(labs)
+    uses = sorted({n for l in labs for n in l.uses})
+    missing = [n for n in uses if n not in rel]
+    return ("earlier labs from solutions/" if not missing else
+            f"earlier labs from solutions/ where released ({', '.join(rel) or 'none'}), "
+            f"your own for {', '.join(missing)}")
 
 
 def student_build(labs, prior, werror=False):
@@ -20,59 +43,216 @@ def student_build(labs, prior, werror=False):
     return bdir
 
 
-def run_lab(bdir, lab, only_test=None, echo=False):
+def is_stress(test):
+    """The parallel stress tier: tests named parallel* (real threads, slow,
+    not replayable). check runs them only once the deterministic tests pass."""
+    return test["name"].split("/", 1)[1].startswith("parallel")
+
+
+def run_lab(bdir, lab, only_test=None, echo=False, names=None):
     ok, err, _ = build(bdir, [lab.target])
     if not ok:
         return None, err, []
     exe = exe_path(bdir, lab)
-    names = lab.names()
+    names = list(names) if names is not None else lab.names()
     if only_test:
-        if only_test not in names and only_test not in list_tests(exe):
+        if only_test not in lab.names() and only_test not in list_tests(exe):
             raise Fail(f"{lab.name} has no test '{only_test}' (see ./workbook check {lab.name} --list)")
         names = [only_test]
     extra = {}
     for k in ("WORKBOOK_SEED", "WORKBOOK_SEEDS", "WORKBOOK_MODE"):
         if os.environ.get(k):
             extra[k] = os.environ[k]
+    clear_traces(lab, names)
     res, logs = run_tests(exe, names, os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS, echo,
                           extra, trace_dir=os.path.join(ROOT, "traces"))
     return res, "", logs
 
 
+def clear_traces(lab, names):
+    """traces/ holds the last run's pictures only: drop those of the tests
+    about to run (any seed), so that a picture left there is current."""
+    d = os.path.join(ROOT, "traces")
+    tags = [f"{lab.name}-{n.replace('/', '-', 1)}-seed" for n in names]
+    try:
+        files = os.listdir(d)
+    except OSError:
+        return
+    for f in files:
+        if f.endswith(".svg") and any(f.startswith(t) for t in tags):
+            try:
+                os.unlink(os.path.join(d, f))
+            except OSError:
+                pass
+
+
 def first_failing(lab, res):
+    """The first failing test in the manifest's (the teaching) order."""
     for t in lab.tests:
         if t["name"] in res and not res[t["name"]][0]:
             return t
     return None
 
 
+def student_files(lab):
+    """{path relative to ROOT: absolute path} of the student's files of LAB
+    and of the labs it uses."""
+    out = {}
+    for name in [lab.name] + lab.uses:
+        try:
+            l = find_lab(name)
+        except Fail:
+            continue
+        for f in l.files:
+            out[f"labs/{l.name}/{f}"] = os.path.join(LABS, l.name, f)
+    return out
+
+
+def todo_region(path, line):
+    """The TODO the line LINE of PATH lies in (the nearest 'TODO n' comment
+    above it) and the function it lies in: (n, name) or (None, None)."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read().splitlines()
+    except OSError:
+        return None, None
+    n = fn = None
+    for k in range(min(line, len(text)) - 1, -1, -1):
+        m = re.search(r"\bTODO (\d+)\b", text[k])
+        if m and n is None:
+            n = int(m.group(1))
+        d = re.match(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;]*$", text[k])
+        if d and fn is None and d.group(1) not in ("if", "while", "for", "switch"):
+            fn = d.group(1)
+        if n is not None and fn is not None:
+            break
+    return n, fn
+
+
+def blamed_todo(lab, msgs):
+    """(TODO number, 'file:line') the failure is really about: the first
+    file:line of the failure's BUG or stuck task that lies in a student's
+    file, or (None, None) when the cause is outside the student's files."""
+    files = student_files(lab)
+    for m in msgs:
+        for path, line in re.findall(r"(labs/[\w.-]+/[\w.-]+):(\d+)", m):
+            if path in files and "/tests/" not in path:
+                n, fn = todo_region(files[path], int(line))
+                if n is not None:
+                    return n, f"{path}:{line}" + (f", in {fn}()" if fn else "")
+    return None, None
+
+
+def sentences_about(text, n):
+    """The sentences of hint TEXT that cite TODO N (none: '')."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
+    return " ".join(p for p in parts if n in cited_todos(p))
+
+
+def next_step(lab, t, msgs, hint=True):
+    """The line that says what to do about failing test T (and, with HINT, the
+    hint's words about the TODO it blames)."""
+    n, where = blamed_todo(lab, msgs)
+    h = t.get("hint") or (lab.hints[0] if lab.hints else "")
+    if n is not None:
+        about = sentences_about(h, n)
+        return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
+            (f"\n      hint: {about}" if about and hint else "")
+    return f"{t['name']}" + (f" - hint: {h}" if h else "")
+
+
+def cache_path(bdir, lab):
+    return os.path.join(bdir, "runs", lab.label, "status-cache.json")
+
+
+def lab_key(bdir, lab):
+    """The hash of what a lab's result depends on: the student's files (its
+    own and the labs it uses) and the test binary."""
+    h = hashlib.sha256()
+    for p in sorted(student_files(lab).values()) + [exe_path(bdir, lab)]:
+        h.update(p.encode())
+        try:
+            with open(p, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+        except OSError:
+            h.update(b"-")
+    return h.hexdigest()
+
+
+def cached_result(bdir, lab):
+    try:
+        with open(cache_path(bdir, lab)) as f:
+            c = json.load(f)
+        if c.get("key") == lab_key(bdir, lab):
+            return {k: (v[0], v[1]) for k, v in c["results"].items()}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass
+    return None
+
+
+def store_result(bdir, lab, res):
+    """Remember a complete run of LAB (every test) for status."""
+    if set(res) != set(lab.names()):
+        return
+    try:
+        os.makedirs(os.path.dirname(cache_path(bdir, lab)), exist_ok=True)
+        with open(cache_path(bdir, lab), "w") as f:
+            json.dump({"key": lab_key(bdir, lab), "results": res}, f)
+    except OSError:
+        pass
+
+
+def status_run(bdir, lab):
+    """LAB's results for status: the last complete run's when neither the
+    student's files nor the test binary changed since, else a fresh run."""
+    ok, err, _ = build(bdir, [lab.target])
+    if not ok:
+        return None, err
+    res = cached_result(bdir, lab)
+    if res is not None:
+        return res, ""
+    res, err, _ = run_lab(bdir, lab)
+    if res is not None:
+        store_result(bdir, lab, res)
+    return res, err
+
+
 def cmd_status(a):
     labs = select_labs(a.labs)
+    words = prior_words(labs, a.prior)
     bdir = student_build(labs, a.prior)
-    rows = []
-    say(f"RCU Labs - progress ({'your own earlier labs' if a.prior == 'own' else 'earlier labs from solutions/'})")
+    say(f"RCU Labs - progress ({words})")
     say(f"{'lab':<24} {'tests':>7} {'points':>8}  next")
     total = maxt = 0
     for lab in labs:
-        res, err, _ = run_lab(bdir, lab)
+        res, err = status_run(bdir, lab)
         maxt += lab.max_points
         if res is None:
             say(f"{lab.name:<24} {'-':>7} {0:>4}/{lab.max_points:<3}  does not compile: {err}")
             continue
         pts, passed = score_lab(lab, res)
         total += pts
-        n = len(lab.tests)
         nxt = first_failing(lab, res)
-        if nxt is None:
-            note = "done"
-        else:
-            h = nxt.get("hint") or (lab.hints[0] if lab.hints else "")
-            note = f"{nxt['name']}" + (f" - hint: {h}" if h else "")
-        say(f"{lab.name:<24} {passed:>3}/{n:<3} {pts:>4}/{lab.max_points:<3}  {note}")
-        rows.append((lab, pts))
+        note = "done" if nxt is None else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
+        say(f"{lab.name:<24} {passed:>3}/{len(lab.tests):<3} {pts:>4}/{lab.max_points:<3}  {note}")
+        if nxt is not None:
+            for m in res[nxt["name"]][1][:1]:
+                say(f"{'':<34}{m}")
     say(f"{'total':<24} {'':>7} {total:>4}/{maxt:<3}")
     say("details: ./workbook check LAB   hints: ./workbook hint LAB")
     return 0
+
+
+def print_logs(bdir, lab, names):
+    """check --verbose: each test's own output, under its name."""
+    logdir = os.path.join(bdir, "runs", lab.label, "logs")
+    for n in names:
+        text = read_log(logdir, n).rstrip()
+        if text:
+            say(f"--- output of {n} ---")
+            say(text.replace(ROOT + "/", ""))
+    if names:
+        say("---")
 
 
 def cmd_check(a):
@@ -87,13 +267,31 @@ def cmd_check(a):
             say(f"{n}  ({t.get('points', 0)} points)")
         return 0
     say(f"== {lab.name}: {lab.title} ==")
-    res, err, logs = run_lab(bdir, lab, a.test, echo=True)
+    quick = [t["name"] for t in lab.tests if not is_stress(t)]
+    stress = [t["name"] for t in lab.tests if is_stress(t)]
+    if a.test or getattr(a, "all", False):
+        quick, stress = (None, []) if a.test else (quick + stress, [])
+    say(f"running {'1 test' if a.test else f'{len(quick)} tests'}...")
+    res, err, logs = run_lab(bdir, lab, a.test, names=quick)
     if res is None:
         say(f"{lab.name} does not compile:\n  {err}")
         return 1
+    skipped = []
+    if stress and all(v[0] for v in res.values()):
+        say(f"the deterministic tests pass: running the parallel stress tier "
+            f"({', '.join(stress)})...")
+        more, err, logs2 = run_lab(bdir, lab, names=stress)
+        res.update(more or {})
+    elif stress:
+        skipped = stress
+    if getattr(a, "verbose", False):
+        print_logs(bdir, lab, list(res))
     say("")
+    store_result(bdir, lab, res)
     failed = [n for n, v in res.items() if not v[0]]
-    for n in sorted(res):
+    order = [t["name"] for t in lab.tests if t["name"] in res] + \
+        sorted(n for n in res if not lab.test(n))
+    for n in order:
         passed, msgs = res[n]
         t = lab.test(n) or {}
         pts = int(t.get("points", 0))
@@ -101,16 +299,17 @@ def cmd_check(a):
         if not passed:
             for m in msgs:
                 say(f"       {m}")
-            for d in failure_details(logs, n):
-                if not d.startswith("[----]"):
-                    say(f"       {d}")
+    for n in skipped:
+        say(f"---- {n} (not run: the parallel stress tier runs once the tests above pass; "
+            f"--all runs it now)")
     pts, passed = score_lab(lab, res)
-    say(f"{len(res) - len(failed)}/{len(res)} tests pass, {pts}/{lab.max_points} points")
+    say(f"{len(res) - len(failed)}/{len(res)} tests pass, {pts}/{lab.max_points} points"
+        + (f" ({len(skipped)} not run)" if skipped else ""))
     if failed:
-        t = first_failing(lab, res) or {}
-        if t.get("hint"):
-            say(f"next: {t['name']} - hint: {t['hint']}")
-        say(f"one test: ./workbook check {lab.name} --test {failed[0]}   more hints: ./workbook hint {lab.name}")
+        t = first_failing(lab, res) or lab.test(failed[0]) or {"name": failed[0]}
+        say(f"next: {next_step(lab, t, res[t['name']][1])}")
+        say(f"one test: ./workbook check {lab.name} --test {t['name']}   "
+            f"more hints: ./workbook hint {lab.name}")
     return 1 if failed else 0
 
 
@@ -193,7 +392,7 @@ def cmd_watch(a):
             say(time.strftime("\n--- %H:%M:%S ---"))
             try:
                 cmd_check(argparse.Namespace(lab=lab.name, test=a.test, prior=a.prior,
-                                             list=False))
+                                             list=False, all=False, verbose=False))
             except Fail as e:
                 warn(str(e))
             if a.once:

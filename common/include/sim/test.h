@@ -64,6 +64,33 @@ void sim_test_end(void);
 	_Pragma("GCC diagnostic pop")                                         \
 	static void suite##__##name##__body(void)
 
+#ifndef SIM_NO_RETURN_MARKS
+#include <linux/rcupdate.h>
+/**
+ * sim_synchronize_rcu_marked() - synchronize_rcu(), then a trace mark
+ * "synchronize_rcu() returned": in a test's timeline, the moment the call
+ * under test returned. Tests get it by calling synchronize_rcu() (a macro
+ * here, which test files see and student files do not); define
+ * SIM_NO_RETURN_MARKS before including this header to call it unmarked.
+ */
+static inline void sim_synchronize_rcu_marked(void)
+{
+	synchronize_rcu();
+	trace_mark("synchronize_rcu() returned");
+}
+
+/** sim_rcu_barrier_marked() - rcu_barrier(), then the mark "rcu_barrier() returned". */
+static inline void sim_rcu_barrier_marked(void)
+{
+	rcu_barrier();
+	trace_mark("rcu_barrier() returned");
+}
+/** In tests: synchronize_rcu() marks its return on the timeline. */
+#define synchronize_rcu() sim_synchronize_rcu_marked()
+/** In tests: rcu_barrier() marks its return on the timeline. */
+#define rcu_barrier() sim_rcu_barrier_marked()
+#endif
+
 /** A scenario run once per seed by sim_run_seeds(). */
 typedef void (*sim_scenario_fn)(void *arg);
 
