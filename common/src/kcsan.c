@@ -1018,22 +1018,8 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	KC_RMW(bits, T, fetch_or, __atomic_fetch_or(a, v, SC))                          \
 	KC_RMW(bits, T, fetch_xor, __atomic_fetch_xor(a, v, SC))                        \
 	KC_RMW(bits, T, fetch_nand, __atomic_fetch_nand(a, v, SC))                      \
-	bool __tsan_atomic##bits##_compare_exchange_strong(volatile void *a_, void *c_, T v,     \
-							   int mo, int fmo)             \
-	{                                                                               \
-		volatile T *a = a_;                                                     \
-		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
-		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
-	}                                                                               \
-	bool __tsan_atomic##bits##_compare_exchange_weak(volatile void *a_, void *c_, T v,       \
-							 int mo, int fmo)               \
-	{                                                                               \
-		volatile T *a = a_;                                                     \
-		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
-		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
-	}                                                                               \
+	KC_CAS(bits, T, strong)                                                         \
+	KC_CAS(bits, T, weak)                                                           \
 	T __tsan_atomic##bits##_compare_exchange_val(volatile void *a_, T c, T v, int mo,   \
 						      int fmo)                          \
 	{                                                                               \
@@ -1050,6 +1036,17 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 		volatile T *a = a_;                                                     \
 		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
 		return expr;                                                            \
+	}
+
+/* A weak compare-exchange may fail spuriously; this one never does: both are strong. */
+#define KC_CAS(bits, T, kind)                                                           \
+	bool __tsan_atomic##bits##_compare_exchange_##kind(volatile void *a_, void *c_, T v,     \
+							   int mo, int fmo)             \
+	{                                                                               \
+		volatile T *a = a_;                                                     \
+		(void)fmo;                                                              \
+		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
 	}
 
 KC_ATOMIC_OPS(8, unsigned char)

@@ -112,24 +112,28 @@ void sim_step_point(const char *name, int n)
 	sched_point(__FILE__, __LINE__, false);
 }
 
-int sim_tasks_at_point(const char *name)
+/* A copy of point @name's counters, taken under S.lock; all zero if unknown. */
+static struct sim_pointhold point_snapshot(const char *name)
 {
+	struct sim_pointhold copy = { 0 };
+
 	SIM_LOCK();
 	struct sim_pointhold *p = point_find_locked(name, false);
-	int n = p ? p->waiting : 0;
 
+	if (p)
+		copy = *p;
 	SIM_UNLOCK();
-	return n;
+	return copy;
+}
+
+int sim_tasks_at_point(const char *name)
+{
+	return point_snapshot(name).waiting;
 }
 
 long sim_point_passes(const char *name)
 {
-	SIM_LOCK();
-	struct sim_pointhold *p = point_find_locked(name, false);
-	long n = p ? p->passes : 0;
-
-	SIM_UNLOCK();
-	return n;
+	return point_snapshot(name).passes;
 }
 
 void sim_run_until_idle(void)

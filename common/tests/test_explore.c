@@ -111,16 +111,21 @@ SIM_TEST(explore, pct_never_breaks_the_locked_counter)
 	cr_assert_eq(lost_updates, 0);
 }
 
-SIM_TEST(explore, exhaustive_visits_the_lost_update)
+/* Every interleaving of two_increments() with up to @preemptions; how many. */
+static long explore_all(bool locked, int preemptions)
 {
 	struct sim_config cfg = explore_config();
-	bool locked = false;
 
+	unsetenv("WORKBOOK_SCHEDULE");  /* all of them, not one replayed */
+	lost_updates = runs = 0;
+	return sim_run_exhaustive(&cfg, two_increments, &locked, preemptions);
+}
+
+SIM_TEST(explore, exhaustive_visits_the_lost_update)
+{
 	if (!sim_kcsan_enabled())
 		return;
-	unsetenv("WORKBOOK_SCHEDULE");
-	lost_updates = runs = 0;
-	long n = sim_run_exhaustive(&cfg, two_increments, &locked, 1);
+	long n = explore_all(false, 1);
 
 	cr_assert_eq(n, runs);
 	cr_assert_gt(n, 2, "one preemption allows more than two interleavings");
@@ -130,14 +135,9 @@ SIM_TEST(explore, exhaustive_visits_the_lost_update)
 
 SIM_TEST(explore, exhaustive_locked_counter_never_loses)
 {
-	struct sim_config cfg = explore_config();
-	bool locked = true;
-
 	if (!sim_kcsan_enabled())
 		return;
-	unsetenv("WORKBOOK_SCHEDULE");
-	lost_updates = runs = 0;
-	long n = sim_run_exhaustive(&cfg, two_increments, &locked, 2);
+	long n = explore_all(true, 2);
 
 	cr_assert_gt(n, 10);
 	cr_assert_eq(lost_updates, 0, "%d of %ld interleavings lost an update under the lock",

@@ -155,15 +155,6 @@ SIM_TEST(smp, held_cpu_holds_up_waiting_caller)
 
 static unsigned long qs_before;
 
-static int call_all_sleeping(void *arg)
-{
-	int *returned = arg;
-
-	on_each_cpu(mark_cpu, NULL, 1);
-	*returned = 1;
-	return 0;
-}
-
 SIM_TEST(smp, sleeping_wait_passes_quiescent_state)
 {
 	struct sim_config cfg = sim_default_config();
@@ -174,7 +165,7 @@ SIM_TEST(smp, sleeping_wait_passes_quiescent_state)
 	atomic_set(&ran_mask, 0);
 	sim_hold_irqs(2);
 	qs_before = cpu_quiescent_count(0);
-	struct task_struct *k = kthread_run_on_cpu(call_all_sleeping, &returned, 0, "caller");
+	struct task_struct *k = kthread_run_on_cpu(call_all, &returned, 0, "caller");
 
 	sim_run_until_idle();
 	cr_assert(!returned);

@@ -195,7 +195,11 @@ static int inc_task(void *arg)
 	return 0;
 }
 
-static long run_incs(bool locked, uint64_t seed)
+/*
+ * Two CPUs add 50 each to one counter, with or without its lock. With @races
+ * the race check runs too, and an unlocked run must then be reported.
+ */
+static long run_incs(bool locked, bool races, uint64_t seed)
 {
 	struct sim_config cfg = det_config();
 	struct ks_counter c = { .n = 0 };
@@ -203,7 +207,10 @@ static long run_incs(bool locked, uint64_t seed)
 
 	spin_lock_init(&c.lock);
 	cfg.seed = seed;
+	cfg.races = races;
 	sim_boot(&cfg);
+	if (races && !locked)
+		sim_expect_bug("KCSAN: data-race in ks_racy_inc / ks_racy_inc");
 	struct task_struct *a = kthread_run_on_cpu(inc_task, &in, 0, "inc0");
 	struct task_struct *b = kthread_run_on_cpu(inc_task, &in, 1, "inc1");
 
@@ -219,7 +226,7 @@ SIM_TEST(kcsan, unlocked_counter_loses_updates)
 
 	NEED_KCSAN();
 	for (uint64_t seed = 1; seed <= 20 && !lost; seed++)
-		lost = run_incs(false, seed) != 100;
+		lost = run_incs(false, false, seed) != 100;
 	cr_assert(lost, "c->n++ from two CPUs without the lock never lost an update");
 }
 
@@ -227,7 +234,7 @@ SIM_TEST(kcsan, locked_counter_keeps_every_update)
 {
 	NEED_KCSAN();
 	for (uint64_t seed = 1; seed <= 10; seed++)
-		cr_assert_eq(run_incs(true, seed), 100, "seed %llu", (unsigned long long)seed);
+		cr_assert_eq(run_incs(true, false, seed), 100, "seed %llu", (unsigned long long)seed);
 }
 
 /* ---- the store buffer --------------------------------------------------- */
@@ -443,52 +450,19 @@ SIM_TEST(kcsan, sim_store_keeps_same_address_order)
 
 /* ---- data races ---------------------------------------------------------- */
 
-static long run_racy_with_reports(uint64_t seed)
-{
-	struct sim_config cfg = det_config();
-	struct ks_counter c = { .n = 0 };
-	struct incs in = { &c, false };
-
-	spin_lock_init(&c.lock);
-	cfg.seed = seed;
-	cfg.races = true;
-	sim_boot(&cfg);
-	sim_expect_bug("KCSAN: data-race in ks_racy_inc / ks_racy_inc");
-	struct task_struct *a = kthread_run_on_cpu(inc_task, &in, 0, "inc0");
-	struct task_struct *b = kthread_run_on_cpu(inc_task, &in, 1, "inc1");
-
-	kthread_stop(a);
-	kthread_stop(b);
-	cr_assert_eq(sim_halt(), 0);
-	return c.n;
-}
-
 SIM_TEST(kcsan, unlocked_counter_is_reported_as_a_data_race, .signal = BUG_SIGNAL)
 {
 	if (!sim_kcsan_enabled())
 		raise(BUG_SIGNAL);      /* nothing to see without the instrumentation */
 	for (uint64_t seed = 1; seed <= 20; seed++)
-		run_racy_with_reports(seed);
+		run_incs(false, true, seed);
 }
 
 SIM_TEST(kcsan, locked_counter_is_never_reported)
 {
 	NEED_KCSAN();
 	for (uint64_t seed = 1; seed <= 10; seed++) {
-		struct sim_config cfg = det_config();
-		struct ks_counter c = { .n = 0 };
-		struct incs in = { &c, true };
-
-		spin_lock_init(&c.lock);
-		cfg.seed = seed;
-		cfg.races = true;
-		sim_boot(&cfg);
-		struct task_struct *a = kthread_run_on_cpu(inc_task, &in, 0, "inc0");
-		struct task_struct *b = kthread_run_on_cpu(inc_task, &in, 1, "inc1");
-
-		kthread_stop(a);
-		kthread_stop(b);
-		cr_assert_eq(sim_halt(), 0);
-		cr_assert_eq(c.n, 100);
+		cr_assert_eq(run_incs(true, true, seed), 100, "seed %llu",
+			     (unsigned long long)seed);
 	}
 }

@@ -130,12 +130,18 @@ SIM_TEST(sched, migrate_moves_the_test_task)
 	cr_assert(idle_cpu(2));
 }
 
-SIM_TEST(sched, sleeping_in_rcu_reader_is_a_bug, .signal = BUG_SIGNAL)
+/* Boot, and expect the report of might_sleep() that the test then provokes. */
+static void boot_expecting_might_sleep_bug(void)
 {
 	struct sim_config cfg = sim_default_config();
 
 	sim_boot(&cfg);
 	sim_expect_bug("sleeping function called from invalid context");
+}
+
+SIM_TEST(sched, sleeping_in_rcu_reader_is_a_bug, .signal = BUG_SIGNAL)
+{
+	boot_expecting_might_sleep_bug();
 	migrate_to_cpu(0);
 	rcu_lock_acquire();
 	schedule();
@@ -143,10 +149,7 @@ SIM_TEST(sched, sleeping_in_rcu_reader_is_a_bug, .signal = BUG_SIGNAL)
 
 SIM_TEST(sched, sleeping_with_preemption_off_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
-	sim_expect_bug("sleeping function called from invalid context");
+	boot_expecting_might_sleep_bug();
 	migrate_to_cpu(1);
 	preempt_disable();
 	migrate_to_cpu(2);
@@ -160,10 +163,7 @@ static void sleepy_irq(void *arg)
 
 SIM_TEST(sched, sleeping_in_irq_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
-	sim_expect_bug("sleeping function called from invalid context");
+	boot_expecting_might_sleep_bug();
 	raise_irq(1, sleepy_irq, NULL, "sleepy");
 	sim_run_until_idle();
 }

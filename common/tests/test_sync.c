@@ -29,27 +29,21 @@ static void critical_section(void)
 	inside--;
 }
 
-static int spin_worker(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < ROUNDS; i++) {
-		spin_lock(&counter_lock);
-		critical_section();
-		spin_unlock(&counter_lock);
+/* A worker that enters critical_section() ROUNDS times, taking @l around it. */
+#define LOCKED_WORKER(name, lock, unlock, l)                                 \
+	static int name(void *arg)                                           \
+	{                                                                    \
+		(void)arg;                                                   \
+		for (int i = 0; i < ROUNDS; i++) {                           \
+			lock(l);                                             \
+			critical_section();                                  \
+			unlock(l);                                           \
+		}                                                            \
+		return 0;                                                    \
 	}
-	return 0;
-}
 
-static int mutex_worker(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < ROUNDS; i++) {
-		mutex_lock(&counter_mutex);
-		critical_section();
-		mutex_unlock(&counter_mutex);
-	}
-	return 0;
-}
+LOCKED_WORKER(spin_worker, spin_lock, spin_unlock, &counter_lock)
+LOCKED_WORKER(mutex_worker, mutex_lock, mutex_unlock, &counter_mutex)
 
 static void run_workers(int (*fn)(void *))
 {

@@ -25,7 +25,11 @@
 #include <stddef.h>
 #include <string.h>
 
-/** A registered test (filled in by Test()). */
+/**
+ * A registered test (filled in by Test()), or a suite's defaults (filled in
+ * by TestSuite(): .suite names it, and only .timeout and .disabled are read).
+ * One record for both, so that TestSuite() takes every option Test() takes.
+ */
 struct criterion_shim_test {
 	const char *suite, *name, *file;
 	int line;
@@ -40,23 +44,10 @@ struct criterion_shim_test {
 	struct criterion_shim_test *next;
 };
 
-/** A suite's defaults (TestSuite()); only .timeout and .disabled are used. */
-struct criterion_shim_suite {
-	const char *name;
-	void (*init)(void);
-	void (*fini)(void);
-	double timeout;
-	int signal;
-	int exit_code;
-	bool disabled;
-	const char *description;
-	struct criterion_shim_suite *next;
-};
-
 /** Called by Test()'s constructor. */
 void criterion_shim_register(struct criterion_shim_test *t);
 /** Called by TestSuite()'s constructor. */
-void criterion_shim_register_suite(struct criterion_shim_suite *s);
+void criterion_shim_register_suite(struct criterion_shim_test *s);
 /** Record an assertion; on failure print it and, if @p fatal, end the test. */
 void criterion_shim_assert(bool ok, bool fatal, const char *file, int line,
 			   const char *expr, const char *fmt, ...);
@@ -87,8 +78,8 @@ void criterion_shim_log(const char *level, const char *fmt, ...);
 /** TestSuite(name, options...) - suite defaults, as Criterion's. */
 #define TestSuite(S_, ...)                                                  \
 	CRITERION_SHIM_PUSH_                                                 \
-	static struct criterion_shim_suite S_##__shim_suite = {              \
-		.name = #S_, __VA_ARGS__ };                                  \
+	static struct criterion_shim_test S_##__shim_suite = {               \
+		.suite = #S_, __VA_ARGS__ };                                 \
 	CRITERION_SHIM_POP_                                                  \
 	__attribute__((constructor)) static void S_##__shim_sreg(void)       \
 	{                                                                    \

@@ -32,7 +32,7 @@ const char *__tsan_default_options(void)
 }
 
 static struct criterion_shim_test *tests;
-static struct criterion_shim_suite *suites;
+static struct criterion_shim_test *suites;
 static size_t ntests;
 
 /* Child state. */
@@ -49,7 +49,7 @@ void criterion_shim_register(struct criterion_shim_test *t)
 	ntests++;
 }
 
-void criterion_shim_register_suite(struct criterion_shim_suite *s)
+void criterion_shim_register_suite(struct criterion_shim_test *s)
 {
 	s->next = suites;
 	suites = s;
@@ -291,8 +291,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 /* A test takes its suite's timeout and disabled flag. */
 static void inherit_suite(struct criterion_shim_test *t)
 {
-	for (struct criterion_shim_suite *s = suites; s; s = s->next) {
-		if (strcmp(s->name, t->suite))
+	for (struct criterion_shim_test *s = suites; s; s = s->next) {
+		if (strcmp(s->suite, t->suite))
 			continue;
 		if (!t->timeout)
 			t->timeout = s->timeout;
