@@ -111,7 +111,7 @@ static void barrier_every_cpu(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(barrier, waits_for_callbacks_on_every_cpu)
+SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
 {
 	struct sim_config cfg = sim_default_config();
 
