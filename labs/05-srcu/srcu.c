@@ -1,0 +1,172 @@
+/*
+ * srcu.c - sleepable RCU: per-CPU reader counters, two indices (lab 5).
+ *
+ * Rule kept here: a reader adds one to its CPU's lock counter of the index
+ * it took, and later one to the unlock counter of the *same* index (on
+ * whatever CPU it ends on). An index is free of readers when, summed over
+ * every CPU, its unlocks equal its locks -- provided the unlocks are summed
+ * first, then a full barrier, then the locks: every unlock counted then has
+ * its lock counted too, so equality cannot be faked by a reader that came
+ * and went during the count. synchronize_srcu() moves new readers to the
+ * other index and waits for the old one to drain; it waits for *both*
+ * indices (the one it leaves, and first the one it enters), because a reader
+ * may take an index just before a flip and count itself just after it.
+ *
+ * Callbacks: per-CPU queues, one kthread per CPU and domain, as lab 4; each
+ * batch waits for a grace period of its own domain.
+ */
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/compiler.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/srcu.h>
+#include <linux/wait.h>
+#include <sim/trace.h>
+
+int srcu_read_lock(struct srcu_struct *ssp)
+{
+	/* TODO 1: take the current index (the low bit of ssp->srcu_idx), add
+	 * one to this CPU's lock counter for it, with interrupts off (an
+	 * interrupt handler on this CPU may be a reader too), then a full
+	 * barrier so that the section's loads cannot move before the count.
+	 * Return the index. */
+	(void)ssp;
+	return 0;
+}
+
+void srcu_read_unlock(struct srcu_struct *ssp, int idx)
+{
+	/* TODO 1: a full barrier (the section's accesses before the count),
+	 * then add one to *this* CPU's unlock counter of @idx -- the index the
+	 * reader took, whatever the current one is now -- interrupts off. */
+	(void)ssp;
+	(void)idx;
+}
+
+/*
+ * srcu_readers_done() - true if no reader is inside index @idx: the sum of
+ * its unlock counters equals the sum of its lock counters.
+ */
+static bool srcu_readers_done(struct srcu_struct *ssp, int idx)
+{
+	/* TODO 2: sum every CPU's unlock counter of @idx, then a full barrier,
+	 * then sum every CPU's lock counter of @idx (READ_ONCE() each: other
+	 * CPUs change them). The order is the point: the handout says why. */
+	(void)ssp;
+	(void)idx;
+	return true;
+}
+
+/* Poll until index @idx has no reader left; sleep a jiffy between looks. */
+static void srcu_wait_for_readers(struct srcu_struct *ssp, int idx)
+{
+	/* TODO 2: until srcu_readers_done(), msleep(1): readers may sleep for
+	 * long, so spinning is no way to wait for them. */
+	(void)srcu_readers_done;
+	(void)ssp;
+	(void)idx;
+}
+
+void synchronize_srcu(struct srcu_struct *ssp)
+{
+	/* TODO 3: process context only (BUG_ON(in_interrupt())); one grace
+	 * period of *this* domain at a time (its own mutex); a full barrier
+	 * (the caller's updates before the counts); wait for the index new
+	 * readers do NOT use now; flip (add one to srcu_idx), full barrier;
+	 * wait for the index they used before the flip; full barrier. */
+	(void)srcu_wait_for_readers;
+	(void)ssp;
+}
+
+void call_srcu(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
+{
+	/* TODO 4: queue @head at the tail of this CPU's queue in @ssp and
+	 * count it pending, interrupts off; trace_rcu_callback_queued(head);
+	 * then wake this CPU's kthread (lab 4's call_rcu(), per domain). */
+	(void)ssp;
+	(void)head;
+	(void)func;
+}
+
+/* TODO 4 (helpers): taking the whole queue needs interrupts off, as call_srcu() does. */
+
+/* The body of "srcu/N": this CPU's callbacks of one domain. */
+static int srcu_cb_kthread(void *arg)
+{
+	struct srcu_data *sdp = arg;
+
+	/* TODO 4: until kthread_should_stop(): sleep on sdp->wq until the queue
+	 * is non-empty (or a stop), take the whole queue, synchronize_srcu() of
+	 * this domain, then, starting with rcu_cb_pass_begin(), invoke the batch
+	 * oldest first with rcu_invoke_callback(), each one then no longer
+	 * pending. */
+	(void)sdp;
+	return 0;
+}
+
+int init_srcu_struct(struct srcu_struct *ssp)
+{
+	int cpu;
+
+	ssp->srcu_idx = 0;
+	ssp->name = ssp->name ? ssp->name : "srcu";
+	mutex_init(&ssp->srcu_gp_mutex);
+	mutex_init(&ssp->srcu_barrier_mutex);
+	init_completion(&ssp->srcu_barrier_completion);
+	atomic_set(&ssp->srcu_barrier_cpu_count, 0);
+	for_each_possible_cpu(cpu) {
+		struct srcu_data *sdp = &ssp->sda[cpu];
+
+		for (int i = 0; i < 2; i++) {
+			sdp->srcu_lock_count[i] = 0;
+			sdp->srcu_unlock_count[i] = 0;
+		}
+		sdp->head = NULL;
+		sdp->tail = &sdp->head;
+		sdp->pending = 0;
+		sdp->ssp = ssp;
+		sdp->kthread = NULL;
+		init_waitqueue_head(&sdp->wq);
+		/* TODO 4: start this CPU's callback kthread, bound to it, "srcu/N". */
+		(void)srcu_cb_kthread;
+	}
+	return 0;
+}
+
+/* TODO 5 (helpers): the marker's callback (the last one completes) and the
+ * function each CPU runs to queue its own marker. */
+
+void srcu_barrier(struct srcu_struct *ssp)
+{
+	/* TODO 5: lab 4's rcu_barrier(), for this domain's queues: process
+	 * context only; one barrier of the domain at a time; the count starts
+	 * at 1 (the barrier's own); each CPU queues its own marker (a
+	 * cross-call to every CPU, waiting for it); drop the barrier's own
+	 * count; wait for the completion. */
+	(void)ssp;
+}
+
+/* TODO 6 (helpers): is a reader inside either index? Is a callback pending on any CPU? */
+
+void cleanup_srcu_struct(struct srcu_struct *ssp)
+{
+	int cpu;
+
+	/* TODO 6: a BUG (BUG_ON()) while a reader is still inside either index,
+	 * and while a callback is still queued or running on any CPU -- before
+	 * anything is stopped. */
+	for_each_possible_cpu(cpu) {
+		struct srcu_data *sdp = &ssp->sda[cpu];
+
+		if (sdp->kthread)
+			kthread_stop(sdp->kthread);
+		sdp->kthread = NULL;
+	}
+}

@@ -1,0 +1,75 @@
+/*
+ * lab5.h - what lab 5's tests share: a domain, sleeping readers and
+ * updaters in kthreads of their own, callbacks that record or block.
+ *
+ * Rule kept here: a test never sleeps; it forces a schedule by holding
+ * things (a reader waiting for its release, a student access, a named
+ * point), lets the rest run with sim_run_until_idle() and moves virtual
+ * time with sim_advance_jiffies() (synchronize_srcu() polls once a jiffy).
+ * Kthreads and callbacks only record; the test's own thread asserts.
+ */
+#ifndef LAB5_H
+#define LAB5_H
+
+#include <stdbool.h>
+#include <linux/completion.h>
+#include <linux/srcu.h>
+
+/* A reader: srcu_read_lock(), then it sleeps until released, then unlocks. */
+struct reader {
+	struct srcu_struct *ssp;
+	struct srcu_struct *inner;     /* optional: synchronize_srcu(inner) inside */
+	struct completion go_inner;    /* with inner: wait for this first */
+	struct completion release;
+	int idx;
+	int inside;                    /* srcu_read_lock() returned */
+	int inner_returned;            /* synchronize_srcu(inner) returned */
+	int done;                      /* srcu_read_unlock() returned */
+	bool no_sleep;                 /* lock, unlock at once (no release needed) */
+	struct task_struct *task;
+};
+
+void reader_start(struct reader *r, struct srcu_struct *ssp, int cpu);
+void reader_release(struct reader *r);
+
+/* An updater: one synchronize_srcu() (or srcu_barrier()) in a kthread. */
+struct updater {
+	struct srcu_struct *ssp;
+	bool barrier;
+	int returned;
+	struct task_struct *task;
+};
+
+void updater_start(struct updater *u, struct srcu_struct *ssp, int cpu, bool barrier);
+/* kthread_stop() it if it returned (else it would block the test). */
+void updater_reap(struct updater *u);
+
+/* A callback that records the CPU it ran on and a global invocation number. */
+struct rec_cb {
+	struct rcu_head rh;
+	int ran_on;
+	long seq;
+	int times;
+};
+
+void rec_cb_init(struct rec_cb *r);
+void rec_cb_func(struct rcu_head *rh);
+void rec_cb_reset(void);
+
+/* A callback that sleeps until released (stands for a slow one). */
+struct slow_cb {
+	struct rcu_head rh;
+	struct completion release;
+	int started, finished;
+};
+
+void slow_cb_init(struct slow_cb *s);
+void slow_cb_func(struct rcu_head *rh);
+
+/* From the test's thread: call_srcu() on @cpu. */
+void call_srcu_on(int cpu, struct srcu_struct *ssp, struct rcu_head *rh, rcu_callback_t f);
+
+/* Let everything run, time included: @n jiffies, idle after each. */
+void settle(int n);
+
+#endif

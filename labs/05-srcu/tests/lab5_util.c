@@ -1,0 +1,123 @@
+/* lab5_util.c - see lab5.h. */
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <sim/sim.h>
+#include "lab5.h"
+
+static int reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	int idx = srcu_read_lock(r->ssp);
+
+	WRITE_ONCE(r->idx, idx);
+	WRITE_ONCE(r->inside, 1);
+	if (r->inner) {
+		wait_for_completion(&r->go_inner);
+		synchronize_srcu(r->inner);
+		WRITE_ONCE(r->inner_returned, 1);
+	}
+	if (!r->no_sleep)
+		wait_for_completion(&r->release); /* sleeping inside: legal in SRCU */
+	srcu_read_unlock(r->ssp, idx);
+	WRITE_ONCE(r->done, 1);
+	return 0;
+}
+
+void reader_start(struct reader *r, struct srcu_struct *ssp, int cpu)
+{
+	r->ssp = ssp;
+	r->inside = r->done = r->inner_returned = 0;
+	r->idx = -1;
+	init_completion(&r->release);
+	init_completion(&r->go_inner);
+	r->task = kthread_run_on_cpu(reader_fn, r, cpu, "reader/%u");
+}
+
+void reader_release(struct reader *r)
+{
+	complete(&r->release);
+}
+
+static int updater_fn(void *arg)
+{
+	struct updater *u = arg;
+
+	if (u->barrier)
+		srcu_barrier(u->ssp);
+	else
+		synchronize_srcu(u->ssp);
+	WRITE_ONCE(u->returned, 1);
+	return 0;
+}
+
+void updater_start(struct updater *u, struct srcu_struct *ssp, int cpu, bool barrier)
+{
+	u->ssp = ssp;
+	u->barrier = barrier;
+	u->returned = 0;
+	u->task = kthread_run_on_cpu(updater_fn, u, cpu, "updater/%u");
+}
+
+void updater_reap(struct updater *u)
+{
+	if (u->task && READ_ONCE(u->returned))
+		kthread_stop(u->task);
+	u->task = NULL;
+}
+
+static atomic_t rec_seq;
+
+void rec_cb_reset(void)
+{
+	atomic_set(&rec_seq, 0);
+}
+
+void rec_cb_init(struct rec_cb *r)
+{
+	r->ran_on = -1;
+	r->seq = 0;
+	r->times = 0;
+}
+
+void rec_cb_func(struct rcu_head *rh)
+{
+	struct rec_cb *r = container_of(rh, struct rec_cb, rh);
+
+	WRITE_ONCE(r->ran_on, smp_processor_id());
+	WRITE_ONCE(r->seq, atomic_inc_return(&rec_seq));
+	WRITE_ONCE(r->times, r->times + 1);
+}
+
+void slow_cb_init(struct slow_cb *s)
+{
+	init_completion(&s->release);
+	s->started = s->finished = 0;
+}
+
+void slow_cb_func(struct rcu_head *rh)
+{
+	struct slow_cb *s = container_of(rh, struct slow_cb, rh);
+
+	WRITE_ONCE(s->started, 1);
+	wait_for_completion(&s->release);
+	WRITE_ONCE(s->finished, 1);
+}
+
+void call_srcu_on(int cpu, struct srcu_struct *ssp, struct rcu_head *rh, rcu_callback_t f)
+{
+	migrate_to_cpu(cpu);
+	call_srcu(ssp, rh, f);
+	migrate_to_cpu(-1);
+}
+
+void settle(int n)
+{
+	sim_run_until_idle();
+	for (int i = 0; i < n; i++) {
+		sim_advance_jiffies(1);
+		sim_run_until_idle();
+	}
+}

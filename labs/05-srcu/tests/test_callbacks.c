@@ -1,0 +1,161 @@
+/*
+ * test_callbacks.c - call_srcu() runs a callback after a grace period of
+ * its domain, on the CPU that queued it, in order; srcu_barrier() waits for
+ * every CPU's callbacks; cleanup_srcu_struct() is a BUG while a reader or a
+ * callback is left.
+ */
+#include <signal.h>
+#include <linux/compiler.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <sim/test.h>
+#include "lab5.h"
+
+#define NCPU 4
+#define PER_CPU 3
+
+static struct srcu_struct ss;
+static struct rec_cb rec[NCPU][PER_CPU];
+
+static void after_gp(void *arg)
+{
+	static struct reader x;
+
+	(void)arg;
+	rec_cb_reset();
+	init_srcu_struct(&ss);
+	x = (struct reader){ 0 };
+	reader_start(&x, &ss, 1);
+	sim_run_until_idle();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		for (int i = 0; i < PER_CPU; i++) {
+			rec_cb_init(&rec[cpu][i]);
+			call_srcu_on(cpu, &ss, &rec[cpu][i].rh, rec_cb_func);
+		}
+	settle(5);
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		for (int i = 0; i < PER_CPU; i++)
+			cr_assert(!READ_ONCE(rec[cpu][i].times),
+				  "a callback queued with call_srcu() on CPU %d ran while a reader "
+				  "that began before it was still inside: each batch waits for a "
+				  "grace period of its domain before it is invoked (TODO 4)", cpu);
+	reader_release(&x);
+	settle(6);
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		for (int i = 0; i < PER_CPU; i++) {
+			struct rec_cb *r = &rec[cpu][i];
+
+			cr_assert(r->times == 1, "callback %d queued on CPU %d was invoked %d times "
+				  "after its grace period, not once (TODO 4)", i, cpu, r->times);
+			cr_assert(r->ran_on == cpu, "a callback queued on CPU %d ran on CPU %d: "
+				  "each CPU's kthread invokes its own queue (TODO 4)", cpu, r->ran_on);
+			if (i > 0)
+				cr_assert(r->seq > rec[cpu][i - 1].seq,
+					  "callbacks queued on CPU %d ran out of order: a CPU's "
+					  "queue is invoked oldest first (TODO 4)", cpu);
+		}
+	kthread_stop(x.task);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(callbacks, run_after_grace_period_on_queuing_cpu_in_order)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = NCPU;
+	sim_run_seeds(&cfg, after_gp, NULL);
+}
+
+/* A slow callback on each CPU, a recorded one behind it; the barrier waits for all. */
+static struct slow_cb slow[NCPU];
+
+static void barrier_every_cpu(void *arg)
+{
+	int last = *(int *)arg;
+	static struct updater b;
+
+	rec_cb_reset();
+	init_srcu_struct(&ss);
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		slow_cb_init(&slow[cpu]);
+		rec_cb_init(&rec[cpu][0]);
+		call_srcu_on(cpu, &ss, &slow[cpu].rh, slow_cb_func);
+		call_srcu_on(cpu, &ss, &rec[cpu][0].rh, rec_cb_func);
+	}
+	settle(4);
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		cr_assert(READ_ONCE(slow[cpu].started), "a callback queued with call_srcu() on "
+			  "CPU %d, with no reader anywhere, was not invoked after a few jiffies "
+			  "(TODO 4)", cpu);
+	updater_start(&b, &ss, 0, true);
+	settle(3);
+	/* Release every CPU's slow callback, CPU @last's last. */
+	for (int k = 1; k <= NCPU; k++) {
+		int cpu = (last + k) % NCPU;
+
+		cr_assert(!READ_ONCE(b.returned),
+			  "srcu_barrier() returned while the callback queued on CPU %d before it "
+			  "was still running: every CPU needs a marker of its own behind its "
+			  "callbacks, and the count may reach zero only when the last has run "
+			  "(TODO 5)", cpu);
+		complete(&slow[cpu].release);
+		settle(3);
+	}
+	cr_assert(READ_ONCE(b.returned), "srcu_barrier() never returned after every callback "
+		  "had run: does each marker's callback drop the count and the last one "
+		  "complete()? (TODO 5)");
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		cr_assert(rec[cpu][0].times == 1, "srcu_barrier() returned before the callback "
+			  "queued on CPU %d had run (TODO 5)", cpu);
+	updater_reap(&b);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = NCPU;
+	for (int last = 0; last < NCPU; last++)
+		sim_run_seeds(&cfg, barrier_every_cpu, &last);
+}
+
+SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	migrate_to_cpu(2);
+	(void)srcu_read_lock(&ss);
+	migrate_to_cpu(-1);
+	sim_expect_bug("kernel BUG");
+	cleanup_srcu_struct(&ss);
+	cr_assert_fail("cleanup_srcu_struct() returned while a reader was still inside: it must "
+		"be a BUG (TODO 6)");
+}
+
+SIM_TEST(cleanup, bug_while_a_callback_is_pending, .signal = BUG_SIGNAL)
+{
+	struct sim_config cfg = sim_default_config();
+	static struct reader x;
+	static struct rec_cb r;
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	x = (struct reader){ 0 };
+	reader_start(&x, &ss, 1);
+	sim_run_until_idle();
+	rec_cb_init(&r);
+	call_srcu_on(2, &ss, &r.rh, rec_cb_func);
+	settle(3);
+	/* The reader leaves; CPU 2's kthread has taken the callback and waits
+	 * in a grace period that has not yet looked again. */
+	reader_release(&x);
+	sim_run_until_idle();
+	sim_expect_bug("kernel BUG");
+	cleanup_srcu_struct(&ss);
+	cr_assert_fail("cleanup_srcu_struct() returned while a callback was queued and not yet "
+		"invoked (callback ran %d times meanwhile): it must be a BUG, even when the "
+		"queue itself is empty because its kthread took the batch (TODO 6)", r.times);
+}

@@ -1,0 +1,219 @@
+/*
+ * test_gp.c - readers and grace periods: a reader counts itself on its CPU
+ * under the index it took; synchronize_srcu() waits for a reader that
+ * sleeps, or that ends on another CPU, and not for one that began after
+ * it; two domains never wait for each other.
+ */
+#include <linux/compiler.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <sim/test.h>
+#include "lab5.h"
+
+static struct srcu_struct ss, ss_b;
+
+static unsigned long locks(int cpu, int idx)
+{
+	return READ_ONCE(ss.sda[cpu].srcu_lock_count[idx]);
+}
+
+static unsigned long unlocks(int cpu, int idx)
+{
+	return READ_ONCE(ss.sda[cpu].srcu_unlock_count[idx]);
+}
+
+SIM_TEST(read, counts_on_its_cpu_under_its_index)
+{
+	struct sim_config cfg = sim_default_config();
+	struct updater u;
+	int idx, idx2;
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	migrate_to_cpu(1);
+	idx = srcu_read_lock(&ss);
+	migrate_to_cpu(-1);
+	cr_assert(idx == 0, "the first srcu_read_lock() of a new domain returned %d, "
+		  "not index 0 (TODO 1: the low bit of srcu_idx)", idx);
+	cr_assert(locks(1, 0) == 1 && locks(0, 0) == 0,
+		  "srcu_read_lock() on CPU 1 left lock counts %lu on CPU 1 and %lu on CPU 0 "
+		  "for index 0, not 1 and 0 (TODO 1)", locks(1, 0), locks(0, 0));
+	migrate_to_cpu(2);
+	srcu_read_unlock(&ss, idx);
+	migrate_to_cpu(-1);
+	cr_assert(unlocks(2, 0) == 1 && unlocks(1, 0) == 0,
+		  "srcu_read_unlock() on CPU 2 left unlock counts %lu on CPU 2 and %lu on CPU 1 "
+		  "for index 0, not 1 and 0: it counts on the CPU it runs on (TODO 1)",
+		  unlocks(2, 0), unlocks(1, 0));
+	/* After a grace period new readers take the other index. */
+	updater_start(&u, &ss, 0, false);
+	settle(3);
+	cr_assert(READ_ONCE(u.returned), "synchronize_srcu() with no reader inside never "
+		  "returned (TODO 2, 3)");
+	updater_reap(&u);
+	migrate_to_cpu(3);
+	idx2 = srcu_read_lock(&ss);
+	srcu_read_unlock(&ss, idx2);
+	migrate_to_cpu(-1);
+	cr_assert(idx2 == 1 && locks(3, 1) == 1 && unlocks(3, 1) == 1,
+		  "after one synchronize_srcu() a reader took index %d (locks %lu, unlocks %lu on "
+		  "CPU 3 for index 1): the grace period flips the index new readers take "
+		  "(TODO 3), and a reader counts under the index it took (TODO 1)",
+		  idx2, locks(3, 1), unlocks(3, 1));
+	cleanup_srcu_struct(&ss);
+}
+
+/* A reader sleeping inside: the grace period waits for it. */
+static void waits_for_sleeping(void *arg)
+{
+	static struct reader r;
+	static struct updater u;
+
+	(void)arg;
+	init_srcu_struct(&ss);
+	r = (struct reader){ 0 };
+	reader_start(&r, &ss, 1);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(r.inside), "srcu_read_lock() never returned (TODO 1)");
+	updater_start(&u, &ss, 0, false);
+	settle(5);
+	cr_assert(!READ_ONCE(u.returned),
+		  "synchronize_srcu() returned while a reader that began before it was still "
+		  "inside, asleep in wait_for_completion() (TODO 2, 3)");
+	reader_release(&r);
+	settle(3);
+	cr_assert(READ_ONCE(r.done), "the reader's srcu_read_unlock() never returned");
+	cr_assert(READ_ONCE(u.returned),
+		  "synchronize_srcu() never returned after its only reader had left "
+		  "(TODO 1: does the unlock count under the index the reader took? TODO 2, 3)");
+	updater_reap(&u);
+	kthread_stop(r.task);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(gp, waits_for_a_reader_that_sleeps)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, waits_for_sleeping, NULL);
+}
+
+/* The test's own thread reads: lock on CPU 1, unlock on CPU 2. */
+static void reader_moves(void *arg)
+{
+	static struct updater u;
+	int idx;
+
+	(void)arg;
+	init_srcu_struct(&ss);
+	migrate_to_cpu(1);
+	idx = srcu_read_lock(&ss);
+	migrate_to_cpu(-1);
+	updater_start(&u, &ss, 0, false);
+	settle(4);
+	cr_assert(!READ_ONCE(u.returned),
+		  "synchronize_srcu() returned while a reader that locked on CPU 1 before it was "
+		  "still inside (TODO 2, 3)");
+	migrate_to_cpu(2);
+	srcu_read_unlock(&ss, idx);
+	migrate_to_cpu(-1);
+	settle(3);
+	cr_assert(READ_ONCE(u.returned),
+		  "synchronize_srcu() never returned after the reader unlocked on CPU 2: the "
+		  "counts of every CPU are summed, and the unlock counts under the index its "
+		  "lock returned, not the current one (TODO 1, 2)");
+	updater_reap(&u);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(gp, waits_for_a_reader_that_ends_on_another_cpu)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, reader_moves, NULL);
+}
+
+/* An old reader holds the grace period; a new one, after the flip, does not. */
+static void ignores_new(void *arg)
+{
+	static struct reader old, young;
+	static struct updater u;
+
+	(void)arg;
+	init_srcu_struct(&ss);
+	old = (struct reader){ 0 };
+	young = (struct reader){ 0 };
+	reader_start(&old, &ss, 1);
+	sim_run_until_idle();
+	updater_start(&u, &ss, 0, false);
+	settle(3);
+	cr_assert(!READ_ONCE(u.returned),
+		  "synchronize_srcu() returned while a reader that began before it was still "
+		  "inside (TODO 2, 3)");
+	reader_start(&young, &ss, 2);
+	settle(2);
+	reader_release(&old);
+	settle(4);
+	cr_assert(READ_ONCE(u.returned),
+		  "synchronize_srcu() did not return after the reader older than it had left, "
+		  "while a reader that began after it (index %d) was inside: it must wait only "
+		  "for the index readers took before its flip (TODO 3)", young.idx);
+	reader_release(&young);
+	settle(1);
+	updater_reap(&u);
+	kthread_stop(old.task);
+	kthread_stop(young.task);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(gp, does_not_wait_for_readers_that_begin_after_it)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, ignores_new, NULL);
+}
+
+/*
+ * A reader of domain a calls synchronize_srcu(&b) while synchronize_srcu(&a)
+ * waits for it: legal in SRCU, and it must return.
+ */
+static void two_domains(void *arg)
+{
+	static struct reader r;
+	static struct updater ua;
+
+	(void)arg;
+	ss.name = "a";
+	ss_b.name = "b";
+	init_srcu_struct(&ss);
+	init_srcu_struct(&ss_b);
+	r = (struct reader){ .inner = &ss_b };
+	reader_start(&r, &ss, 1);
+	sim_run_until_idle();
+	updater_start(&ua, &ss, 0, false);
+	settle(3);
+	cr_assert(!READ_ONCE(ua.returned),
+		  "synchronize_srcu(&a) returned while a reader of a was inside (TODO 2, 3)");
+	complete(&r.go_inner);
+	settle(3);
+	cr_assert(READ_ONCE(r.inner_returned),
+		  "synchronize_srcu(&b), called inside a reader of a while synchronize_srcu(&a) "
+		  "waited for that reader, never returned: a grace period of b waited for a's "
+		  "reader or for a's grace period (TODO 3: whose mutex, whose counters)");
+	reader_release(&r);
+	settle(3);
+	cr_assert(READ_ONCE(ua.returned), "synchronize_srcu(&a) never returned after its "
+		  "reader left (TODO 2, 3)");
+	updater_reap(&ua);
+	kthread_stop(r.task);
+	cleanup_srcu_struct(&ss_b);
+	cleanup_srcu_struct(&ss);
+	ss.name = ss_b.name = NULL;
+}
+
+SIM_TEST(gp, two_domains_do_not_wait_for_each_other)
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, two_domains, NULL);
+}

@@ -1,0 +1,226 @@
+/*
+ * test_order.c - the two schedules that make SRCU's counting subtle, forced
+ * access by access (sim_hold_access(): every load and store of srcu.c is a
+ * point where a task can be stopped):
+ *
+ *  - a reader that has read the index but not yet counted itself ("a
+ *    straggler") while synchronize_srcu() sums the old index: a straggler
+ *    that locks and unlocks between the two sums must not hide a reader
+ *    still inside (unlocks summed first, then a barrier, then locks);
+ *  - a straggler that counts itself under the index of the previous grace
+ *    period: the next synchronize_srcu() must wait for it (both indices).
+ *
+ * Each test sweeps where the straggler stops (k1) and, for the first, where
+ * synchronize_srcu() stops (k2), until the stop lies beyond the code.
+ */
+#include <linux/compiler.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <sim/test.h>
+#include "lab5.h"
+
+static struct srcu_struct ss;
+
+static struct sim_config two_cpus(void)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = 2;
+	cfg.mode = SIM_DETERMINISTIC;
+	return cfg;
+}
+
+static bool held(void)
+{
+	return sim_tasks_at_point(SIM_ACCESS_POINT) > 0;
+}
+
+enum { BEYOND, DONE, HIDDEN };
+
+/*
+ * Reader x inside on CPU 1; straggler w on CPU 1 stopped at its k1-th access;
+ * synchronize_srcu() on CPU 0 stopped at its k2-th; w goes on (locks and
+ * unlocks), then the updater. BEYOND: a stop was never reached. HIDDEN: the
+ * updater returned with x inside.
+ */
+static int straggler_between_sums(long k1, long k2)
+{
+	struct sim_config cfg = two_cpus();
+	static struct reader x, w;
+	static struct updater u;
+	int ret = DONE;
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	x = (struct reader){ 0 };
+	w = (struct reader){ .no_sleep = true };
+	reader_start(&x, &ss, 1);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
+	sim_hold_access(1, k1);
+	reader_start(&w, &ss, 1);
+	sim_run_until_idle();
+	if (!held()) {
+		ret = BEYOND;
+		sim_release_point(SIM_ACCESS_POINT);
+		goto out;
+	}
+	sim_hold_access(0, k2);
+	updater_start(&u, &ss, 0, false);
+	sim_run_until_idle();
+	if (sim_tasks_at_point(SIM_ACCESS_POINT) < 2) {
+		ret = BEYOND;
+		sim_release_point(SIM_ACCESS_POINT);
+		settle(2);
+		goto stop_u;
+	}
+	sim_step_point(SIM_ACCESS_POINT, 1);    /* w first: it waited first */
+	sim_run_until_idle();
+	sim_release_point(SIM_ACCESS_POINT);    /* then the updater */
+	settle(3);
+	if (READ_ONCE(u.returned))
+		ret = HIDDEN;
+stop_u:
+	reader_release(&x);
+	settle(3);
+	cr_assert(READ_ONCE(u.returned), "synchronize_srcu() never returned after every "
+		  "reader had left (TODO 1-3)");
+	updater_reap(&u);
+out:
+	reader_release(&x);
+	settle(1);
+	kthread_stop(x.task);
+	kthread_stop(w.task);
+	cleanup_srcu_struct(&ss);
+	cr_assert_eq(sim_halt(), 0);
+	return ret;
+}
+
+/* How many accesses of student code one srcu_read_lock() makes (on CPU 1). */
+static long lock_accesses(void)
+{
+	struct sim_config cfg = two_cpus();
+	long before, n;
+	int idx;
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	sim_run_until_idle();
+	migrate_to_cpu(1);
+	before = sim_access_count(1);
+	idx = srcu_read_lock(&ss);
+	n = sim_access_count(1) - before;
+	srcu_read_unlock(&ss, idx);
+	migrate_to_cpu(-1);
+	cleanup_srcu_struct(&ss);
+	cr_assert_eq(sim_halt(), 0);
+	return n;
+}
+
+SIM_TEST(order, straggler_between_the_sums_hides_no_reader, .timeout = 600)
+{
+	long n_lock;
+	int tried = 0;
+
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: nothing to force");
+		return;
+	}
+	n_lock = lock_accesses();
+	cr_assert_gt(n_lock, 1, "srcu_read_lock() made %ld accesses: it must read the index "
+		     "and count itself (TODO 1)", n_lock);
+	/* The straggler stops somewhere inside srcu_read_lock() (or just after). */
+	for (long k1 = 1; k1 <= n_lock + 1; k1++) {
+		int r = DONE;
+
+		for (long k2 = 1; k2 < 400 && r != BEYOND; k2++) {
+			r = straggler_between_sums(k1, k2);
+			cr_assert(r != HIDDEN,
+				  "synchronize_srcu() returned while a reader was still inside: a "
+				  "reader that had read the index before the flip locked and unlocked "
+				  "while the old index was being summed (straggler stopped at its "
+				  "access %ld, synchronize_srcu() at its access %ld), and the sums "
+				  "came out equal. Which counts are summed first, and what lies "
+				  "between the two sums? (TODO 2)", k1, k2);
+			tried++;
+		}
+	}
+	cr_assert_gt(tried, 4, "synchronize_srcu() made too few accesses to be stopped "
+		     "between its sums (TODO 2, 3)");
+}
+
+/*
+ * Straggler w on CPU 1 stopped at its k1-th access, sleeping inside once
+ * released; one synchronize_srcu(), then w goes on and counts itself; a
+ * second synchronize_srcu() must wait for w. BEYOND: the stop was never
+ * reached (w is inside before the first grace period).
+ */
+static int straggler_across_flip(long k1)
+{
+	struct sim_config cfg = two_cpus();
+	static struct reader w;
+	static struct updater u1, u2;
+	int ret = DONE;
+
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	sim_run_until_idle();
+	w = (struct reader){ 0 };
+	u2 = (struct updater){ 0 };
+	sim_hold_access(1, k1);
+	reader_start(&w, &ss, 1);
+	sim_run_until_idle();
+	if (!held()) {
+		ret = BEYOND;
+		sim_release_point(SIM_ACCESS_POINT);
+		goto out;
+	}
+	updater_start(&u1, &ss, 0, false);
+	settle(3);
+	sim_release_point(SIM_ACCESS_POINT);
+	settle(3);
+	cr_assert(READ_ONCE(w.inside), "srcu_read_lock() never returned (TODO 1)");
+	if (READ_ONCE(u1.returned)) {
+		updater_start(&u2, &ss, 0, false);
+		settle(4);
+		if (READ_ONCE(u2.returned))
+			ret = HIDDEN;
+	}
+out:
+	reader_release(&w);
+	settle(3);
+	cr_assert(READ_ONCE(u1.returned) || ret == BEYOND,
+		  "synchronize_srcu() never returned after every reader had left (TODO 1-3)");
+	updater_reap(&u1);
+	if (u2.task) {
+		cr_assert(READ_ONCE(u2.returned), "synchronize_srcu() never returned after every "
+			  "reader had left (TODO 1-3)");
+		updater_reap(&u2);
+	}
+	kthread_stop(w.task);
+	cleanup_srcu_struct(&ss);
+	cr_assert_eq(sim_halt(), 0);
+	return ret;
+}
+
+SIM_TEST(order, straggler_from_before_a_flip_is_waited_for, .timeout = 300)
+{
+	int r = DONE;
+	long k1;
+
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: nothing to force");
+		return;
+	}
+	for (k1 = 1; k1 < 64 && r != BEYOND; k1++) {
+		r = straggler_across_flip(k1);
+		cr_assert(r != HIDDEN,
+			  "synchronize_srcu() returned while a reader was inside: the reader had "
+			  "read the index just before the previous synchronize_srcu() flipped it "
+			  "(stopped at its access %ld) and counted itself under that old index "
+			  "only after. The next grace period must wait for it: which indices does "
+			  "synchronize_srcu() wait for, and in what order? (TODO 3)", k1);
+	}
+	cr_assert_gt(k1, 3, "the reader made too few accesses to be stopped inside "
+		     "srcu_read_lock() (TODO 1)");
+}
