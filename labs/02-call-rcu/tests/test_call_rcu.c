@@ -822,3 +822,75 @@ SIM_TEST(leak, nothing_runs_after_exit,
 		     "callback kthread rcuo/0 was still running after the exit function "
 		     "(TODO 8)");
 }
+
+/* ---- irq/irq_at_every_access_on_every_cpu -------------------------------- */
+
+/*
+ * On each CPU in turn (CPU 0 included: rcuo/0 runs there and takes
+ * rcu_cb_lock), a task queues one callback while an interrupt that queues
+ * another is raised before that CPU's k-th student access, for k = 1, 2, ...
+ * until it no longer comes: inside call_rcu(), inside the kthread's lock
+ * sections, inside synchronize_rcu(). Both callbacks must run, once each.
+ */
+struct sweep_run {
+	struct foo *task_p, *irq_p;
+	int irq_ran;
+};
+
+static void sweep_irq(void *arg)
+{
+	struct sweep_run *s = arg;
+
+	s->irq_ran = 1;
+	call_rcu(&s->irq_p->rcu, foo_reclaim);
+}
+
+static int sweep_task(void *arg)
+{
+	struct sweep_run *s = arg;
+
+	call_rcu(&s->task_p->rcu, foo_reclaim);
+	return 0;
+}
+
+/* False once the interrupt no longer comes. */
+static bool irq_at_access_on(int cpu, long k)
+{
+	struct sim_config cfg = sim_default_config();
+	struct sweep_run s = { 0 };
+
+	sim_boot(&cfg);
+	reset_globals();
+	rcu_callbacks_init();
+	s.task_p = foo_new(1);
+	s.irq_p = foo_new(2);
+	sim_irq_at_access(cpu, k, sweep_irq, &s, "call_rcu_irq");
+	kthread_stop(kthread_run_on_cpu(sweep_task, &s, cpu, "poster"));
+	sim_run_until_idle();
+	if (!s.irq_ran) {
+		rcu_callbacks_exit();
+		kfree(s.irq_p);      /* never queued */
+		cr_assert_eq(nr_reclaimed, 1, "CPU %d: the task's callback ran %d times, "
+			     "not once", cpu, nr_reclaimed);
+		sim_halt();
+		return false;
+	}
+	cr_assert_eq(nr_reclaimed, 2,
+		     "an interrupt on CPU %d before that CPU's student access %ld called "
+		     "call_rcu() while a task there queued a callback too: %d of the 2 "
+		     "callbacks ran: the interrupt came inside a section of rcu_cb_lock, or of "
+		     "the queue, that interrupts could still enter (call_rcu(), TODO 3; the "
+		     "kthread's helpers, TODOs 4, 5)", cpu, k, nr_reclaimed);
+	rcu_callbacks_exit();
+	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
+	return true;
+}
+
+SIM_TEST(irq, irq_at_every_access_on_every_cpu, .timeout = 120,
+	 .description = "an interrupt that calls call_rcu() at any access of any CPU, "
+			"the lock holder's included, loses and deadlocks nothing")
+{
+	for (int cpu = 0; cpu < 4; cpu++)
+		for (long k = 1; k < 5000 && irq_at_access_on(cpu, k); k++)
+			;
+}
