@@ -252,3 +252,118 @@ SIM_TEST(rculist, publication_orders_init_before_link,
 
 	sim_run_seeds(&cfg, publication, NULL);
 }
+
+/* ---- rculist/whole_walks_during_add_and_del -------------------------------- */
+
+/*
+ * One list update on the writer's CPU, stopped before its k-th student
+ * access (sim_hold_access()) for k = 1, 2, ... until it no longer stops: at
+ * each stop a reader on another CPU walks the WHOLE list. Every walk must
+ * be the list before the update or after it, never a mix.
+ */
+enum lab1_update { ADD_HEAD, ADD_TAIL, DEL_MIDDLE };
+
+struct one_update {
+	struct list_head *head;
+	struct item *it;
+	enum lab1_update what;
+	int done;
+};
+
+static int do_update(void *arg)
+{
+	struct one_update *u = arg;
+
+	if (u->what == ADD_HEAD)
+		list_add_rcu(&u->it->list, u->head);
+	else if (u->what == ADD_TAIL)
+		list_add_tail_rcu(&u->it->list, u->head);
+	else
+		list_del_rcu(&u->it->list);
+	WRITE_ONCE(u->done, 1);
+	return 0;
+}
+
+static bool walk_is(const struct walker *w, const long *want, int n)
+{
+	if (w->hit_poison || w->overran || !w->reached_end || w->n != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (w->seen[i] != want[i] || w->vals[i] != 100 * want[i])
+			return false;
+	return true;
+}
+
+static const char *const update_name[] = { "list_add_rcu() of key 0 at the head",
+					  "list_add_tail_rcu() of key 4 at the tail",
+					  "list_del_rcu() of key 2" };
+static const char *const update_todo[] = { "TODO 6", "TODO 6", "TODO 7" };
+
+/* Returns false once the update ran to its end without reaching access k. */
+static bool walk_during_update(enum lab1_update what, long k, int wcpu, int rcpu)
+{
+	static const long before[3][3] = { { 1, 2, 3 }, { 1, 2, 3 }, { 1, 2, 3 } };
+	static const long after[3][4] = { { 0, 1, 2, 3 }, { 1, 2, 3, 4 }, { 1, 3 } };
+	static const int nafter[3] = { 4, 4, 2 };
+	LIST_HEAD(head);
+	struct item *it[5];
+	struct walker w = { .head = &head };
+	struct one_update u = { .head = &head, .what = what };
+	char got[128];
+
+	for (int i = 1; i <= 3; i++) {
+		it[i] = lab1_item(i);
+		list_add_tail_rcu(&it[i]->list, &head);
+	}
+	synchronize_rcu(); /* the setup's stores are visible everywhere */
+	u.it = what == DEL_MIDDLE ? it[2] : lab1_item(what == ADD_HEAD ? 0 : 4);
+	sim_hold_access(wcpu, k);
+	struct task_struct *uk = kthread_run_on_cpu(do_update, &u, wcpu, "updater");
+
+	sim_run_until_idle();
+	bool stopped = !READ_ONCE(u.done);
+
+	kthread_stop(kthread_run_on_cpu(walk, &w, rcpu, "reader"));
+	sim_release_point(SIM_ACCESS_POINT);
+	kthread_stop(uk);
+	seen_str(&w, got, sizeof(got));
+	cr_assert(walk_is(&w, before[what], 3) || walk_is(&w, after[what], nafter[what]),
+		  "seed %llu: a reader on CPU %d walking the whole list 1,2,3 while %s ran on "
+		  "CPU %d (stopped before its student access %ld) saw [%s]%s%s: neither the "
+		  "list before nor the list after (%s: what a reader can see between two "
+		  "stores of the update)",
+		  (unsigned long long)sim_seed(), rcpu, update_name[what], wcpu, k, got,
+		  w.hit_poison ? ", then a poisoned or NULL ->next" : "",
+		  w.overran ? ", then more than 16 items (a cycle?)" : "", update_todo[what]);
+	synchronize_rcu();
+	if (what == DEL_MIDDLE)
+		kfree(it[2]);
+	lab1_free_all(&head);
+	return stopped;
+}
+
+static void whole_walks(void *arg)
+{
+	int wcpu = 1 + (int)(sim_seed() % 3), rcpu = (wcpu % 3) + 1;
+
+	(void)arg;
+	for (int what = ADD_HEAD; what <= DEL_MIDDLE; what++)
+		for (long k = 1; k < 200 && walk_during_update(what, k, wcpu, rcpu); k++)
+			;
+}
+
+SIM_TEST(rculist, whole_walks_during_add_and_del,
+	 .description = "a reader walking the whole list while list_add_rcu(), "
+			"list_add_tail_rcu() or list_del_rcu() runs on another CPU sees the "
+			"list before or after, whatever access the update stopped at")
+{
+	struct sim_config cfg = sim_default_config();
+
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		cfg.seed = seed;
+		sim_boot(&cfg);
+		whole_walks(NULL);
+		cr_assert_eq(sim_halt(), 0, "seed %llu: kmalloc()ed objects never kfree()d",
+			     (unsigned long long)seed);
+	}
+}

@@ -200,6 +200,65 @@ SIM_TEST(sync, idle_cpus_do_not_hold_it_up,
 	sim_run_seeds(&cfg, idle_cpus, NULL);
 }
 
+/* ---- sync/two_callers_each_wait_for_their_readers ------------------------ */
+
+/*
+ * Two synchronize_rcu() callers at once. Caller A starts while CPU 3 is
+ * idle and a reader holds CPU 1; then a reader starts on CPU 3 and caller B
+ * starts: B must wait for that reader, which A's grace period does not.
+ */
+static void two_callers(void *arg)
+{
+	struct held_reader old = { .point = "old-reader" };
+	struct held_reader late = { .point = "late-reader" };
+	struct updater a = { 0 }, b = { 0 };
+
+	(void)arg;
+	sim_hold_point("old-reader");
+	sim_hold_point("late-reader");
+	struct task_struct *ok = kthread_run_on_cpu(lab1_held_reader, &old, 1, "old-reader");
+
+	sim_run_until_idle();
+	struct task_struct *ak = kthread_run_on_cpu(lab1_updater, &a, 2, "caller-A");
+
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(a.done), "seed %llu: synchronize_rcu() returned while a reader "
+		  "that began before it was still inside (CPU 1, TODO 3)", SEED);
+	struct task_struct *lk = kthread_run_on_cpu(lab1_held_reader, &late, 3, "late-reader");
+
+	sim_run_until_idle();
+	struct task_struct *bk = kthread_run_on_cpu(lab1_updater, &b, 0, "caller-B");
+
+	sim_run_until_idle();
+	sim_release_point("old-reader");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(a.done), "seed %llu: the first synchronize_rcu() caller (CPU 2) "
+		  "still waits after its only pre-existing reader (CPU 1) left (TODO 3)", SEED);
+	cr_assert(!READ_ONCE(b.done),
+		  "seed %llu: two synchronize_rcu() callers at once: the second (CPU 0) returned "
+		  "when the first one's grace period ended, while a reader that began before "
+		  "the second call (CPU 3, idle when the first began) was still inside: each "
+		  "caller needs a grace period that begins after its own call (TODO 3: state "
+		  "shared between callers)", SEED);
+	sim_release_point("late-reader");
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(b.done), "seed %llu: the second synchronize_rcu() caller still "
+		  "waits after every reader left (TODO 3)", SEED);
+	kthread_stop(bk);
+	kthread_stop(lk);
+	kthread_stop(ak);
+	kthread_stop(ok);
+}
+
+SIM_TEST(sync, two_callers_each_wait_for_their_readers,
+	 .description = "two synchronize_rcu() callers at once: each waits for the readers "
+			"that began before its own call")
+{
+	struct sim_config cfg = sim_default_config();
+
+	sim_run_seeds(&cfg, two_callers, NULL);
+}
+
 /* ---- sync/synchronize_in_reader_is_reported ------------------------------ */
 
 SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)

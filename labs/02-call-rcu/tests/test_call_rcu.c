@@ -709,3 +709,188 @@ SIM_TEST(leak, nothing_left_when_callbacks_ran,
 	kthread_stop(k[1]);
 	rcu_callbacks_exit();
 }
+
+/* ---- irq/call_rcu_keeps_interrupts_off ----------------------------------- */
+
+struct irqs_off_caller {
+	struct foo *p;
+	int off_after;  /* irqs_disabled() right after call_rcu() returned */
+	int done;
+};
+
+/* A task that calls call_rcu() with interrupts off, as a spin_lock_irqsave() holder does. */
+static int call_rcu_irqs_off(void *arg)
+{
+	struct irqs_off_caller *c = arg;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	call_rcu(&c->p->rcu, foo_reclaim);
+	c->off_after = irqs_disabled();
+	local_irq_restore(flags);
+	WRITE_ONCE(c->done, 1);
+	return 0;
+}
+
+SIM_TEST(irq, call_rcu_keeps_interrupts_off,
+	 .description = "call_rcu() called with interrupts off returns with them still off")
+{
+	struct sim_config cfg = sim_default_config();
+	struct irqs_off_caller c = { 0 };
+
+	sim_boot(&cfg);
+	reset_globals();
+	rcu_callbacks_init();
+	c.p = foo_new(1);
+	kthread_stop(kthread_run_on_cpu(call_rcu_irqs_off, &c, 2, "irqs-off"));
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(c.done), "the caller did not finish");
+	cr_assert(c.off_after,
+		  "call_rcu() was called with interrupts off (from an IRQ handler or under "
+		  "spin_lock_irqsave()) and returned with them on: the way call_rcu() takes "
+		  "and releases rcu_cb_lock does not restore the caller's state (TODO 3)");
+	cr_assert_eq(nr_reclaimed, 1, "the callback was invoked %d times, not once",
+		     nr_reclaimed);
+	rcu_callbacks_exit();
+}
+
+/* ---- order/fresh_rcu_heads_hold_garbage ---------------------------------- */
+
+SIM_TEST(order, fresh_rcu_heads_hold_garbage,
+	 .description = "call_rcu() on an rcu_head whose ->next holds garbage (fresh from "
+			"kmalloc(), or left from an earlier use) queues it correctly")
+{
+	struct sim_config cfg = sim_default_config();
+	struct foo *p[3];
+
+	sim_boot(&cfg);
+	reset_globals();
+	rcu_callbacks_init();
+	migrate_to_cpu(2);
+	for (int i = 0; i < 3; i++) {
+		p[i] = foo_new(i);
+		/* what kmalloc() may hand back: a stale pointer */
+		p[i]->rcu.next = (struct rcu_head *)LIST_POISON1;
+		call_rcu(&p[i]->rcu, foo_reclaim);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_reclaimed, 3,
+		     "three callbacks on rcu_heads whose ->next held garbage: %d invoked, not "
+		     "3: the last one queued kept its stale ->next, which the queue then "
+		     "followed (TODO 1, cblist_enqueue())", nr_reclaimed);
+	rcu_callbacks_exit();
+}
+
+/* ---- leak/nothing_runs_after_exit ---------------------------------------- */
+
+static int ran_after_exit;
+
+static void after_exit_cb(struct rcu_head *unused)
+{
+	(void)unused;
+	ran_after_exit++;
+}
+
+SIM_TEST(leak, nothing_runs_after_exit,
+	 .description = "after rcu_callbacks_exit() no kthread of the lab is left: a "
+			"callback queued afterwards is never invoked")
+{
+	struct sim_config cfg = sim_default_config();
+	static struct rcu_head late;
+	struct foo *p;
+
+	sim_boot(&cfg);
+	reset_globals();
+	ran_after_exit = 0;
+	rcu_callbacks_init();
+	p = foo_new(1);
+	migrate_to_cpu(2);
+	call_rcu(&p->rcu, foo_reclaim);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	cr_assert_eq(nr_reclaimed, 1, "the callback was invoked %d times, not once",
+		     nr_reclaimed);
+	rcu_callbacks_exit();
+	migrate_to_cpu(2);
+	call_rcu(&late, after_exit_cb);
+	migrate_to_cpu(-1);
+	sim_advance_jiffies(2);
+	sim_run_until_idle();
+	cr_assert_eq(ran_after_exit, 0,
+		     "a callback queued after rcu_callbacks_exit() returned was invoked: the "
+		     "callback kthread rcuo/0 was still running after the exit function "
+		     "(TODO 8)");
+}
+
+/* ---- irq/irq_at_every_access_on_every_cpu -------------------------------- */
+
+/*
+ * On each CPU in turn (CPU 0 included: rcuo/0 runs there and takes
+ * rcu_cb_lock), a task queues one callback while an interrupt that queues
+ * another is raised before that CPU's k-th student access, for k = 1, 2, ...
+ * until it no longer comes: inside call_rcu(), inside the kthread's lock
+ * sections, inside synchronize_rcu(). Both callbacks must run, once each.
+ */
+struct sweep_run {
+	struct foo *task_p, *irq_p;
+	int irq_ran;
+};
+
+static void sweep_irq(void *arg)
+{
+	struct sweep_run *s = arg;
+
+	s->irq_ran = 1;
+	call_rcu(&s->irq_p->rcu, foo_reclaim);
+}
+
+static int sweep_task(void *arg)
+{
+	struct sweep_run *s = arg;
+
+	call_rcu(&s->task_p->rcu, foo_reclaim);
+	return 0;
+}
+
+/* False once the interrupt no longer comes. */
+static bool irq_at_access_on(int cpu, long k)
+{
+	struct sim_config cfg = sim_default_config();
+	struct sweep_run s = { 0 };
+
+	sim_boot(&cfg);
+	reset_globals();
+	rcu_callbacks_init();
+	s.task_p = foo_new(1);
+	s.irq_p = foo_new(2);
+	sim_irq_at_access(cpu, k, sweep_irq, &s, "call_rcu_irq");
+	kthread_stop(kthread_run_on_cpu(sweep_task, &s, cpu, "poster"));
+	sim_run_until_idle();
+	if (!s.irq_ran) {
+		rcu_callbacks_exit();
+		kfree(s.irq_p);      /* never queued */
+		cr_assert_eq(nr_reclaimed, 1, "CPU %d: the task's callback ran %d times, "
+			     "not once", cpu, nr_reclaimed);
+		sim_halt();
+		return false;
+	}
+	cr_assert_eq(nr_reclaimed, 2,
+		     "an interrupt on CPU %d before that CPU's student access %ld called "
+		     "call_rcu() while a task there queued a callback too: %d of the 2 "
+		     "callbacks ran: the interrupt came inside a section of rcu_cb_lock, or of "
+		     "the queue, that interrupts could still enter (call_rcu(), TODO 3; the "
+		     "kthread's helpers, TODOs 4, 5)", cpu, k, nr_reclaimed);
+	rcu_callbacks_exit();
+	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
+	return true;
+}
+
+SIM_TEST(irq, irq_at_every_access_on_every_cpu, .timeout = 120,
+	 .description = "an interrupt that calls call_rcu() at any access of any CPU, "
+			"the lock holder's included, loses and deadlocks nothing")
+{
+	for (int cpu = 0; cpu < 4; cpu++)
+		for (long k = 1; k < 5000 && irq_at_access_on(cpu, k); k++)
+			;
+}

@@ -33,6 +33,7 @@ struct unload_run {
 	int blimit;         /* callbacks per pass */
 	int backlog;        /* jiffies the module runs before rmmod() */
 	int loads;          /* load-unload cycles (reload test: 2) */
+	bool timer_running; /* rmmod() comes while the timer's handler runs on its CPU */
 	/* results */
 	int queued_at_unload, invoked_at_unload; /* right after rmmod() returned */
 	int steps;          /* callback passes it took to unload and drain */

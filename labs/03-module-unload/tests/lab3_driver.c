@@ -63,9 +63,18 @@ static void unload(struct unload_run *r)
 {
 	r->done = false;
 	r->steps = 0;
+	if (r->timer_running) {
+		/* The next tick's handler stops at its first access, inside the
+		 * module, and stays there while the exit function runs. */
+		sim_hold_access(LAB3_TIMER_CPU, 1);
+		sim_advance_jiffies(1);
+		sim_run_until_idle();
+	}
 	struct task_struct *k = kthread_run_on_cpu(rmmod_thread, r, LAB3_HELPER_CPU, "rmmod");
 
 	sim_run_until_idle();
+	if (r->timer_running)
+		sim_release_point(SIM_ACCESS_POINT);
 	while (!READ_ONCE(r->done) && r->steps < LAB3_MAX_STEPS) {
 		sim_advance_jiffies(1);
 		sim_run_until_idle();

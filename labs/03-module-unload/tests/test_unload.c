@@ -35,6 +35,16 @@ SIM_TEST(unload, timer_callbacks,
 	run_mymod(&r);
 }
 
+SIM_TEST(unload, timer_handler_running_at_exit,
+	 .description = "rmmod() comes while the timer's handler is running on another CPU: "
+			"nothing it queues or re-arms outlives the module")
+{
+	struct unload_run r = { .timer = true, .blimit = 1, .backlog = 4,
+				.timer_running = true };
+
+	run_mymod(&r);
+}
+
 SIM_TEST(unload, reposting_callbacks,
 	 .description = "self-reposting callbacks stop (fullstop) and have all run at rmmod()")
 {
