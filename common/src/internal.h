@@ -74,8 +74,8 @@ struct task_struct {
 	/*
 	 * Parallel mode, waiting on cpu_qs_wq: the CPUs whose quiescent states
 	 * its condition read since sim_wait_prepare() (cpu_quiescent_count(),
-	 * idle_cpu()) and the count it saw for each; written by the task
-	 * itself. qs_watch: the CPUs it is registered with (sim_cpu.qs_watchers)
+	 * idle_cpu()), and every CPU's count at sim_wait_prepare(); written by
+	 * the task itself. qs_watch: the CPUs it is registered with (sim_cpu.qs_watchers)
 	 * while it sleeps, under S.lock.
 	 */
 	uint64_t qs_read;

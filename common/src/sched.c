@@ -584,22 +584,25 @@ void migrate_to_cpu(int cpu)
 	SIM_UNLOCK();
 }
 
-/* Parallel mode: what a cpu_qs_wq waiter's condition read, to watch while it sleeps. */
-static void qs_note_read(int cpu, unsigned long seen)
+/*
+ * Parallel mode: a CPU a cpu_qs_wq waiter's condition read, to watch while it
+ * sleeps. What it read is not kept: sim_wait_sleep() compares the counts with
+ * those of sim_wait_prepare(), before the condition, so that a quiescent state
+ * anywhere between the two keeps the waiter awake.
+ */
+static void qs_note_read(int cpu)
 {
 	struct task_struct *t = sim_current;
 
-	if (t) {
+	if (t)
 		t->qs_read |= UINT64_C(1) << cpu;
-		t->qs_seen[cpu] = seen;
-	}
 }
 
 unsigned long cpu_quiescent_count(int cpu)
 {
 	unsigned long n = atomic_load(&cpu_of(cpu)->qs);
 
-	qs_note_read(cpu, n);
+	qs_note_read(cpu);
 	return n;
 }
 
@@ -609,7 +612,7 @@ bool idle_cpu(int cpu)
 	struct sim_cpu *c = cpu_of(cpu);
 	bool idle = !c->curr || (c->curr->is_idle && c->hardirq == 0);
 
-	qs_note_read(cpu, atomic_load(&c->qs));
+	qs_note_read(cpu);
 	SIM_UNLOCK();
 	return idle;
 }

@@ -305,10 +305,11 @@ unsigned long sim_wait_prepare(struct wait_queue_head *wq)
 
 /*
  * Parallel mode, cpu_qs_wq: register @t with the CPUs its condition read (all
- * CPUs if none), then re-read their counts: false if one moved since the
- * condition saw it, and @t must not sleep. The registration comes first (a
- * seq_cst add), so cond_resched()'s lock-free fast path, which counts first
- * and then looks for watchers, either sees @t or is seen here.
+ * CPUs if none), then re-read their counts: false if one moved since @t
+ * prepared (before its condition read them), and @t must not sleep. The
+ * registration comes first (a seq_cst add), so cond_resched()'s lock-free
+ * fast path, which counts first and then looks for watchers, either sees @t
+ * or is seen here.
  */
 static bool qs_watch_locked(struct task_struct *t)
 {
