@@ -226,7 +226,7 @@ SIM_TEST(torture, seeded_sweep,
 }
 
 #define PARALLEL_ITERATIONS 2000
-#define PARALLEL_SECONDS 2.0
+#define PARALLEL_SECONDS 1.0
 
 SIM_TEST(torture, parallel, .timeout = 120,
 	 .description = "rcutorture on real threads: no reader sees age >= 2")
