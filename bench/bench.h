@@ -41,6 +41,11 @@ struct read_side {
 	 * readers idle (blocked, outside any critical section) or busy
 	 * (the reader loop). NULL: no update side (pthread_rwlock). */
 	double (*sync_ns)(enum sync_mode mode, int nreaders, int iters);
+	/* The torture read loop: reads/s per reader, @nreaders readers each
+	 * passing a quiescent state after every read pair while the updater
+	 * replaces the object and waits for a grace period, over and over,
+	 * for @secs. NULL: no update side. */
+	double (*torture_reads_per_s)(int nreaders, double secs);
 };
 
 /** A callback side: call_rcu() and rcu_barrier(). */
@@ -92,6 +97,10 @@ double bench_time_reads(struct bench_readers *rs, int n, double secs);
 /* Mean ns per @sync() over @iters calls, with @n readers busy or idle. */
 double bench_time_sync(struct bench_readers *rs, int n, bool idle, void (*sync)(void),
 		       int iters);
+/* The torture loop (bench_batch must be 1): reads/s per reader of @n busy
+ * readers while @update (replace the object, then synchronize) runs in a
+ * loop on the calling thread for @secs. */
+double bench_time_torture(struct bench_readers *rs, int n, double secs, void (*update)(void));
 /* Mean ns per call of @fn over @iters calls. */
 double bench_mean_ns(void (*fn)(void), int iters);
 

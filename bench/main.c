@@ -185,6 +185,17 @@ static void measure_reads(const struct sides *sd, const struct opts *o, int rep)
 
 			emit("reads_per_s", r->name, t, rep, r->reads_per_s(t, o->secs));
 		}
+	/* The torture read loop: a quiescent state after every pair, an updater
+	 * replacing the object and synchronizing all the while. */
+	bench_batch = 1;
+	for (int k = 0; k < sd->nrs; k++) {
+		const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
+
+		if (r->torture_reads_per_s)
+			emit("torture_reads_per_s", r->name, o->threads, rep,
+			     r->torture_reads_per_s(o->threads, o->secs));
+	}
+	bench_batch = o->batch;
 	for (int m = 0; m < 3; m++)
 		for (int k = 0; k < sd->nrs; k++) {
 			int s = (k + rep) % sd->nrs;

@@ -94,6 +94,21 @@ double bench_time_sync(struct bench_readers *rs, int n, bool idle, void (*sync)(
 	return ns;
 }
 
+double bench_time_torture(struct bench_readers *rs, int n, double secs, void (*update)(void))
+{
+	readers_start(rs, n, false);
+	uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(secs * 1e9), t1;
+
+	atomic_store(&rs->go, 1);
+	do {
+		update();
+		t1 = bench_now_ns();
+	} while (t1 < end);
+	unsigned long total = readers_stop(rs);
+
+	return total / ((t1 - t0) * 1e-9) / (n ? n : 1);
+}
+
 double bench_mean_ns(void (*fn)(void), int iters)
 {
 	uint64_t t0 = bench_now_ns();

@@ -40,7 +40,7 @@
 
 extern int bench_ref_cpus;
 
-static struct bench_obj obj = { 1 };
+static struct bench_obj obj = { 1 }, obj2 = { 1 };
 static struct bench_obj *gp;
 static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
 
@@ -125,17 +125,31 @@ static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 	return bench_time_sync(&rs, n, mode == SYNC_IDLE, synchronize_rcu, iters);
 }
 
+/* The torture updater: publish the other object, wait for the readers of the old one. */
+static void replace_and_sync(void)
+{
+	rcu_assign_pointer(gp, gp == &obj ? &obj2 : &obj);
+	synchronize_rcu();
+}
+
+static double torture_reads_per_s(int n, double secs)
+{
+	return bench_time_torture(&rs, readers_fit(n), secs, replace_and_sync);
+}
+
 #ifdef BENCH_NOHOOK
 const struct read_side read_ref_nohook = {
 	.name = "reference-nohook",
 	.reads_per_s = reads_per_s,
 	.sync_ns = sync_ns,
+	.torture_reads_per_s = torture_reads_per_s,
 };
 #else
 const struct read_side read_ref = {
 	.name = "reference",
 	.reads_per_s = reads_per_s,
 	.sync_ns = sync_ns,
+	.torture_reads_per_s = torture_reads_per_s,
 };
 #endif
 

@@ -28,7 +28,7 @@
 #endif
 #include "bench.h"
 
-static struct bench_obj obj = { 1 };
+static struct bench_obj obj = { 1 }, obj2 = { 1 };
 static struct bench_obj *gp = &obj;
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
@@ -124,10 +124,23 @@ static double sync_ns(enum sync_mode mode, int nreaders, int iters)
 			       synchronize, iters);
 }
 
+/* The torture updater: publish the other object, wait for the readers of the old one. */
+static void replace_and_sync(void)
+{
+	rcu_assign_pointer(gp, gp == &obj ? &obj2 : &obj);
+	F(synchronize_rcu)();
+}
+
+static double torture_reads_per_s(int n, double secs)
+{
+	return bench_time_torture(&rs, n, secs, replace_and_sync);
+}
+
 const struct read_side SIDE = {
 	.name = SIDE_NAME,
 	.reads_per_s = reads_per_s,
 	.sync_ns = sync_ns,
+	.torture_reads_per_s = torture_reads_per_s,
 };
 
 #ifdef BENCH_MEMB

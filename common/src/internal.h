@@ -61,7 +61,7 @@ struct task_struct {
 	/* kthreads */
 	int (*fn)(void *);
 	void *data;
-	bool should_stop;
+	_Atomic bool should_stop;   /* read without S.lock by kthread_should_stop() (atomic) */
 	bool exited;
 	bool stopped;               /* kthread_stop() was called */
 	int ret;
@@ -74,6 +74,16 @@ struct task_struct {
 	/* hung-task watchdog (explore.c): when it last blocked */
 	long blocked_step;
 	long blocked_ms;
+	/*
+	 * Parallel mode, waiting on cpu_qs_wq: the CPUs whose quiescent states
+	 * its condition read since sim_wait_prepare() (cpu_quiescent_count(),
+	 * idle_cpu()), and every CPU's count at sim_wait_prepare(); written by
+	 * the task itself. qs_watch: the CPUs it is registered with (sim_cpu.qs_watchers)
+	 * while it sleeps, under S.lock.
+	 */
+	uint64_t qs_read;
+	uint64_t qs_watch;
+	unsigned long qs_seen[NR_CPUS];
 };
 
 struct sim_irq {
@@ -90,6 +100,10 @@ struct sim_cpu {
 	struct task_struct *idle;   /* takes interrupts while nobody holds the CPU */
 	struct list_head runq;      /* tasks waiting for this CPU, FIFO */
 	_Atomic unsigned long qs;   /* quiescent states (atomic) */
+	_Atomic int qs_watchers;    /* parallel mode: tasks asleep on cpu_qs_wq that
+	                               wait for this CPU to move (atomic) */
+	_Atomic int nr_queued;      /* length of runq, for cond_resched()'s fast
+	                               path (atomic; written under S.lock) */
 	bool irqs_off;
 	int hardirq;
 	struct sim_irq *irqs;       /* pending interrupts, a ring */
@@ -155,6 +169,8 @@ void sched_note_progress_locked(void);
 uint64_t sim_rand_locked(void);
 void cpu_release_locked(struct task_struct *t);
 void sched_wait_locked(struct task_struct *t);
+/* Parallel mode: @t no longer waits for any CPU on cpu_qs_wq (sim_cpu.qs_watchers). */
+void qs_unwatch_locked(struct task_struct *t);
 /* A scheduling point: called without S.lock (points.c passes through it). */
 void sched_point(const char *file, int line, bool relax);
 

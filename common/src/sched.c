@@ -43,16 +43,24 @@ void sched_note_progress_locked(void)
 
 static void make_running_locked(struct task_struct *t);
 
+void qs_unwatch_locked(struct task_struct *t)
+{
+	for (int cpu = 0; cpu < NR_CPUS; cpu++)
+		if (t->qs_watch & (UINT64_C(1) << cpu))
+			atomic_fetch_sub(&cpu_of(cpu)->qs_watchers, 1);
+	t->qs_watch = 0;
+}
+
 /*
- * A quiescent state on @c, passed by @by: count it and let grace periods
- * re-check. @by itself is not woken: its own going to sleep must not wake it,
- * or a task waiting on cpu_qs_wq would wake itself forever.
+ * Wake the grace periods that a quiescent state on @c may concern. @by itself
+ * is not woken: its own going to sleep must not wake it, or a task waiting on
+ * cpu_qs_wq would wake itself forever.
  */
-static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
+static void qs_wake_locked(struct sim_cpu *c, struct task_struct *by)
 {
 	struct task_struct *w, *n;
+	uint64_t bit = UINT64_C(1) << c->id;
 
-	atomic_fetch_add(&c->qs, 1);
 	/* A waiter between wait_event()'s check and its sleep (the
 	 * "wait_event:sleep" window) must not miss this: its sleep returns. */
 	cpu_qs_wq.seq++;
@@ -63,11 +71,24 @@ static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
 		 * already counted as quiescent for it, so its going idle again
 		 * tells @w nothing (two waiters would otherwise wake each other
 		 * forever while a third CPU is stalled). */
-		if (S.det && !(w->qs_busy & (UINT64_C(1) << c->id)))
+		if (S.det && !(w->qs_busy & bit))
 			continue;
+		/* Parallel mode: only the CPUs its condition read can change
+		 * its mind (as rcu_report_qs_rdp() reports only what a grace
+		 * period still needs). */
+		if (!S.det && !(w->qs_watch & bit))
+			continue;
+		qs_unwatch_locked(w);
 		list_del_init(&w->wait_node);
 		sched_wake_locked(w);
 	}
+}
+
+/* A quiescent state on @c, passed by @by: count it and let grace periods re-check. */
+static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
+{
+	atomic_fetch_add(&c->qs, 1);
+	qs_wake_locked(c, by);
 }
 
 static void make_running_locked(struct task_struct *t)
@@ -110,6 +131,7 @@ void sched_wake_locked(struct task_struct *t)
 	t->blocked_on = "a CPU (run queue)";
 	t->wakeable = false;
 	list_add_tail(&t->runq_node, &c->runq);
+	atomic_fetch_add_explicit(&c->nr_queued, 1, memory_order_relaxed);
 }
 
 /* A context switch away from @t: a quiescent state for its CPU. */
@@ -129,6 +151,7 @@ void cpu_release_locked(struct task_struct *t)
 			list_first_entry(&c->runq, struct task_struct, runq_node);
 
 		list_del_init(&n->runq_node);
+		atomic_fetch_sub_explicit(&c->nr_queued, 1, memory_order_relaxed);
 		n->on_runq = false;
 		cpu_give_locked(c, n);
 		make_running_locked(n);
@@ -536,6 +559,32 @@ void schedule(void)
 	sched_point(__FILE__, __LINE__, false);
 }
 
+/*
+ * Parallel mode's cond_resched() when nobody waits for this CPU: count the
+ * quiescent state without S.lock, and take it only if a grace period sleeps
+ * waiting for this CPU. The count is a seq_cst add and the watchers a seq_cst
+ * load; a waiter registers (seq_cst) and then re-reads the count before it
+ * sleeps (sim_wait_sleep()): one of the two sees the other, so no wake-up is
+ * lost. False when the CPU has tasks queued: the caller switches.
+ */
+static bool cond_resched_fast(struct task_struct *t)
+{
+	struct sim_cpu *c;
+
+	if (S.det || t->cpu < 0)
+		return false;
+	c = cpu_of(t->cpu);
+	if (atomic_load_explicit(&c->nr_queued, memory_order_relaxed))
+		return false;
+	atomic_fetch_add(&c->qs, 1);
+	if (atomic_load(&c->qs_watchers)) {
+		SIM_LOCK();
+		qs_wake_locked(c, t);
+		SIM_UNLOCK();
+	}
+	return true;
+}
+
 void cond_resched(void)
 {
 	struct task_struct *t = sim_current;
@@ -543,12 +592,14 @@ void cond_resched(void)
 	might_sleep();
 	if (!t)
 		return;
-	SIM_LOCK();
-	if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
-		switch_to_home_locked(t, "cond_resched()");
-	else if (t->cpu >= 0)
-		note_qs_locked(cpu_of(t->cpu), t);
-	SIM_UNLOCK();
+	if (!cond_resched_fast(t)) {
+		SIM_LOCK();
+		if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
+			switch_to_home_locked(t, "cond_resched()");
+		else if (t->cpu >= 0)
+			note_qs_locked(cpu_of(t->cpu), t);
+		SIM_UNLOCK();
+	}
 	sched_point(__FILE__, __LINE__, false);
 }
 
@@ -567,9 +618,26 @@ void migrate_to_cpu(int cpu)
 	SIM_UNLOCK();
 }
 
+/*
+ * Parallel mode: a CPU a cpu_qs_wq waiter's condition read, to watch while it
+ * sleeps. What it read is not kept: sim_wait_sleep() compares the counts with
+ * those of sim_wait_prepare(), before the condition, so that a quiescent state
+ * anywhere between the two keeps the waiter awake.
+ */
+static void qs_note_read(int cpu)
+{
+	struct task_struct *t = sim_current;
+
+	if (t)
+		t->qs_read |= UINT64_C(1) << cpu;
+}
+
 unsigned long cpu_quiescent_count(int cpu)
 {
-	return atomic_load(&cpu_of(cpu)->qs);
+	unsigned long n = atomic_load(&cpu_of(cpu)->qs);
+
+	qs_note_read(cpu);
+	return n;
 }
 
 bool idle_cpu(int cpu)
@@ -578,6 +646,7 @@ bool idle_cpu(int cpu)
 	struct sim_cpu *c = cpu_of(cpu);
 	bool idle = !c->curr || (c->curr->is_idle && c->hardirq == 0);
 
+	qs_note_read(cpu);
 	SIM_UNLOCK();
 	return idle;
 }
@@ -674,14 +743,10 @@ struct task_struct *kthread_run(int (*fn)(void *), void *data,
 bool kthread_should_stop(void)
 {
 	struct task_struct *t = sim_current;
-	bool stop;
 
-	if (!t)
-		return false;
-	SIM_LOCK();
-	stop = t->should_stop;
-	SIM_UNLOCK();
-	return stop;
+	/* Atomic, written under S.lock: a reader loop that asks each time
+	 * round does not take the kernel's lock for it. */
+	return t && atomic_load(&t->should_stop);
 }
 
 static int task_stop_locked(struct task_struct *k)

@@ -270,27 +270,65 @@ void init_waitqueue_head(struct wait_queue_head *wq)
 	SIM_UNLOCK();
 }
 
+/* Deterministic mode: the CPUs whose next quiescent state may change the waiter's mind. */
+static uint64_t busy_cpus_locked(void)
+{
+	uint64_t busy = 0;
+
+	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct sim_cpu *c = cpu_of(cpu);
+
+		if (c->curr && !(c->curr->is_idle && c->hardirq == 0))
+			busy |= UINT64_C(1) << cpu;
+	}
+	return busy;
+}
+
 unsigned long sim_wait_prepare(struct wait_queue_head *wq)
 {
+	struct task_struct *t = sim_current;
+
 	sim_sched_point(__FILE__, __LINE__);
 	SIM_LOCK();
 	unsigned long seq = wq->seq;
 
-	if (wq == &cpu_qs_wq && sim_current) {
-		/* The CPUs whose next quiescent state may change the waiter's mind. */
-		uint64_t busy = 0;
-
-		for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-			struct sim_cpu *c = cpu_of(cpu);
-
-			if (c->curr && !(c->curr->is_idle && c->hardirq == 0))
-				busy |= UINT64_C(1) << cpu;
-		}
-		sim_current->qs_busy = busy;
+	if (wq == &cpu_qs_wq && t) {
+		t->qs_busy = busy_cpus_locked();
+		/* Parallel mode: start recording what the condition reads;
+		 * a condition that reads no CPU watches them all, from here. */
+		t->qs_read = 0;
+		for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
+			t->qs_seen[cpu] = atomic_load(&cpu_of(cpu)->qs);
 	}
 
 	SIM_UNLOCK();
 	return seq;
+}
+
+/*
+ * Parallel mode, cpu_qs_wq: register @t with the CPUs its condition read (all
+ * CPUs if none), then re-read their counts: false if one moved since @t
+ * prepared (before its condition read them), and @t must not sleep. The
+ * registration comes first (a seq_cst add), so cond_resched()'s lock-free
+ * fast path, which counts first and then looks for watchers, either sees @t
+ * or is seen here.
+ */
+static bool qs_watch_locked(struct task_struct *t)
+{
+	uint64_t all = nr_cpu_ids >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nr_cpu_ids) - 1;
+	uint64_t mask = t->qs_read ? t->qs_read : all;
+
+	t->qs_watch = mask;
+	for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (mask & (UINT64_C(1) << cpu))
+			atomic_fetch_add(&cpu_of(cpu)->qs_watchers, 1);
+	for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if ((mask & (UINT64_C(1) << cpu)) &&
+		    atomic_load(&cpu_of(cpu)->qs) != t->qs_seen[cpu]) {
+			qs_unwatch_locked(t);
+			return false;
+		}
+	return true;
 }
 
 void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
@@ -303,12 +341,14 @@ void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 	sim_point_at("wait_event:sleep", file, line);
 	SIM_LOCK();
 	/* kthread_stop() in the window wakes no queue: do not sleep through it. */
-	if (wq->seq == seq && !t->should_stop) {
+	if (wq->seq == seq && !t->should_stop &&
+	    (S.det || wq != &cpu_qs_wq || qs_watch_locked(t))) {
 		t->file = file;
 		t->line = line;
 		list_add_tail(&t->wait_node, &wq->waiters);
 		sched_block_locked(t, "wait_event()", true);
 		list_del_init(&t->wait_node);
+		qs_unwatch_locked(t);
 	}
 	SIM_UNLOCK();
 }

@@ -127,13 +127,24 @@ bool idle_cpu(int cpu);
 
 struct wait_queue_head;
 /**
- * cpu_qs_wq - Simulation only: woken each time any CPU passes a quiescent state. A grace
+ * cpu_qs_wq - Simulation only: woken when a CPU passes a quiescent state. A grace
  * period waits on it with wait_event() until every CPU's
  * cpu_quiescent_count() has moved (or the CPU is idle). Wake-ups say only
  * "something may have changed": re-check the counts. A task is not woken by
  * the quiescent state its own going to sleep causes: a grace period's waiter
  * must already count the CPU it ran on as quiescent (it holds that CPU, so no
  * reader can be inside there).
+ *
+ * Which quiescent states wake a waiter: in parallel mode, only those of the
+ * CPUs whose cpu_quiescent_count() or idle_cpu() its condition read the last
+ * time it was checked (every CPU, if it read none), as the kernel's
+ * rcu_report_qs_rdp() reports only to a grace period that still waits for
+ * that CPU. So a condition must read, each time, the count of every CPU
+ * whose quiescent state it waits for; a condition that also waits for
+ * something else must have that something wake the queue itself (wake_up()).
+ * In deterministic mode, a waiter is not woken by a CPU that was idle when
+ * it last checked. Not promised: one wake-up per quiescent state (several
+ * may come as one), or none that changes nothing.
  */
 extern struct wait_queue_head cpu_qs_wq;
 
