@@ -387,5 +387,7 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	/* STARTER: (void)ops; (void)torture_writer_fn; (void)torture_reader_fn; */
 	/* STARTER: (void)torture_fakewriter_fn; (void)torture_barrier_fn; */
 	/* STARTER: (void)torture_collect; (void)torture_free_leftovers; */
+	/* STARTER: (void)torture_barrier_cb; (void)torture_retire; (void)torture_cb; */
+	/* STARTER: (void)torture_pipe_age; (void)torture_linger; (void)torture_reader_check; */
 	return 0;
 }
