@@ -116,8 +116,9 @@ static void torture_cb(struct rcu_head *rh)
 
 	/*
 	 * TODO 3: count the callback, age the element by one; once its age
-	 * reaches TORTURE_PIPE_LEN free it (and count it out of in_flight),
-	 * else queue it again with ops->call().
+	 * reaches TORTURE_PIPE_LEN, or once fullstop is set (the article's
+	 * line 6: no callback re-posts itself after it), free it and count
+	 * it out of in_flight; else queue it again with ops->call().
 	 */
 	(void)e;
 }
@@ -230,11 +231,10 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	 * a reader on every other CPU, the fake writers and the barrier
 	 * checker; wait for the writer and the barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
-	 * (the posters before the readers), then ops->cb_barrier() until no torture
-	 * callback is in flight (a callback re-queues itself, so one barrier is
-	 * not enough; a barrier error if some are still in flight after
-	 * 2 * TORTURE_PIPE_LEN barriers), free what is left, collect the
-	 * readers' counts and report success only with no error.
+	 * (writer, readers, fake writers, barrier checker), then one
+	 * ops->cb_barrier(): after it no torture callback may be in flight
+	 * (else a barrier error). Free what is left, collect the readers'
+	 * counts and report success only with no error.
 	 */
 	(void)ops; (void)torture_writer_fn; (void)torture_reader_fn;
 	(void)torture_fakewriter_fn; (void)torture_barrier_fn;

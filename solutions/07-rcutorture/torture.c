@@ -170,14 +170,15 @@ static void torture_cb(struct rcu_head *rh)
 
 	/*
 	 * TODO 3: count the callback, age the element by one; once its age
-	 * reaches TORTURE_PIPE_LEN free it (and count it out of in_flight),
-	 * else queue it again with ops->call().
+	 * reaches TORTURE_PIPE_LEN, or once fullstop is set (the article's
+	 * line 6: no callback re-posts itself after it), free it and count
+	 * it out of in_flight; else queue it again with ops->call().
 	 */
 	/* BEGIN SOLUTION */
 	int age = READ_ONCE(e->age) + 1;
 
 	atomic_inc(&tt.callbacks);
-	if (age >= TORTURE_PIPE_LEN) {
+	if (age >= TORTURE_PIPE_LEN || READ_ONCE(tt.fullstop)) {
 		kfree(e);
 		atomic_dec(&tt.in_flight);
 		return;
@@ -345,11 +346,10 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	 * a reader on every other CPU, the fake writers and the barrier
 	 * checker; wait for the writer and the barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
-	 * (the posters before the readers), then ops->cb_barrier() until no torture
-	 * callback is in flight (a callback re-queues itself, so one barrier is
-	 * not enough; a barrier error if some are still in flight after
-	 * 2 * TORTURE_PIPE_LEN barriers), free what is left, collect the
-	 * readers' counts and report success only with no error.
+	 * (writer, readers, fake writers, barrier checker), then one
+	 * ops->cb_barrier(): after it no torture callback may be in flight
+	 * (else a barrier error). Free what is left, collect the readers'
+	 * counts and report success only with no error.
 	 */
 	/* BEGIN SOLUTION */
 	res->ran = true;
@@ -366,15 +366,16 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	wait_for_completion(&tt.writer_done);
 	wait_for_completion(&tt.barrier_done);
 
+	/* The article's rcu_torture_cleanup(), in its order. */
 	WRITE_ONCE(tt.fullstop, 1);
 	kthread_stop(writer);
+	for (cpu = 1; cpu < nr_cpu_ids; cpu++)
+		kthread_stop(tt.readers[cpu].task);
 	for (int i = 0; i < nfake; i++)
 		kthread_stop(fake[i]);
 	kthread_stop(barrier_task);
-	for (cpu = 1; cpu < nr_cpu_ids; cpu++)
-		kthread_stop(tt.readers[cpu].task);
-	for (int i = 0; i < 2 * TORTURE_PIPE_LEN && atomic_read(&tt.in_flight); i++)
-		ops->cb_barrier();
+	ops->cb_barrier();
+	/* fullstop kept every callback the barrier waited for from re-posting */
 	if (atomic_read(&tt.in_flight))
 		res->barrier_errors++;
 	torture_free_leftovers();
