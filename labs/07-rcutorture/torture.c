@@ -62,7 +62,8 @@ static struct {
 /*
  * Element @e, whose age was @seen when the reader picked it up, is still
  * held after the reader lingered: histogram its age now (the older of the
- * two), count what is wrong.
+ * two), count what is wrong (part of TODO 1: a freed element's magic is
+ * poisoned; an age of 2 or more is an error).
  */
 static void torture_reader_check(struct torture_reader *r, struct torture_elem *e, int seen)
 {
@@ -75,7 +76,8 @@ static void torture_reader_check(struct torture_reader *r, struct torture_elem *
  * A reader that lingers in its section gives a broken grace period time to
  * end under it: re-read the age TORTURE_LINGER times, and one read in
  * TORTURE_LONG_EVERY far longer (rcutorture's occasional long delay: a
- * whole update cycle may pass); the oldest age seen counts.
+ * whole update cycle may pass); the oldest age seen counts (part of
+ * TODO 1).
  */
 static int torture_linger(struct torture_reader *r, struct torture_elem *e, int seen)
 {
@@ -98,7 +100,10 @@ static int torture_reader_fn(void *arg)
 	return 0;
 }
 
-/* Every element on the pipe has seen one more grace period; free the old. */
+/*
+ * Every element on the pipe has seen one more grace period; free those
+ * that reached TORTURE_PIPE_LEN (part of TODO 2).
+ */
 static void torture_pipe_age(void)
 {
 	struct torture_elem *e, *n;
@@ -123,7 +128,7 @@ static void torture_cb(struct rcu_head *rh)
 	(void)e;
 }
 
-/* Retire @old, just replaced: it ages by grace periods from now on. */
+/* Retire @old, just replaced: it ages by grace periods from now on (part of TODO 2). */
 static void torture_retire(struct torture_elem *old, int i)
 {
 	WRITE_ONCE(old->age, 1);
