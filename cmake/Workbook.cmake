@@ -97,6 +97,11 @@ function(workbook_add_lab labdir)
   endforeach()
 
   file(GLOB tests CONFIGURE_DEPENDS "${labdir}/tests/*.c")
+  # Tests that only the instructors' copy holds (solutions/NAME/tests/*.c,
+  # e.g. lab 7's hidden broken RCUs) join the binary when present; a
+  # handout, which has no solutions/, builds without them.
+  file(GLOB hidden_tests CONFIGURE_DEPENDS "${WORKBOOK_SOLUTIONS}/${name}/tests/*.c")
+  list(APPEND tests ${hidden_tests})
   add_executable(${label}_tests ${tests} ${srcs})
   target_include_directories(${label}_tests PRIVATE ${incs} "${labdir}/tests")
   target_link_libraries(${label}_tests PRIVATE simkernel)

@@ -107,10 +107,16 @@ def stage_prior(slot, labs):
     """The reference's files of the earlier labs that LABS use (what
     WORKBOOK_PRIOR=solutions links) copied into the slot by the grader, so
     that no sandboxed step needs solutions/. Only those: grading lab 3 alone
-    puts labs 1 and 2 there, never lab 3's own reference."""
+    puts labs 1 and 2 there, never lab 3's own reference. The graded labs'
+    hidden tests (solutions/NN/tests/*.c, test code, not reference code) go
+    there too: CMake builds them in from WORKBOOK_SOLUTIONS."""
     if os.path.isdir(slot.prior_dir):
         shutil.rmtree(slot.prior_dir)
     used = {u for lab in labs for u in lab.uses}
+    for lab in labs:
+        hidden = os.path.join(SOLUTIONS, lab.name, "tests")
+        if os.path.isdir(hidden):
+            shutil.copytree(hidden, os.path.join(slot.prior_dir, lab.name, "tests"))
     for lab in all_labs():
         if lab.name not in used:
             continue
@@ -186,9 +192,10 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
         # No CTest discovery: it runs the test binary (so the submission's
         # constructors) during the build, outside the test run's sandbox.
         extra = ["-DWORKBOOK_DISCOVER_TESTS=OFF"]
-        if prior == "solutions":
-            stage_prior(slot, labs)
-            extra.append(f"-DWORKBOOK_SOLUTIONS={slot.prior_dir}")
+        # The staged copy also carries the labs' hidden tests
+        # (solutions/NN/tests/), which a graded build needs with either prior.
+        stage_prior(slot, labs)
+        extra.append(f"-DWORKBOOK_SOLUTIONS={slot.prior_dir}")
         ok, out = configure(slot.dir, slot.stage, prior, False, extra=extra)
         if not ok:
             raise Fail(f"cmake failed: {first_error(out)}", 1)

@@ -1,0 +1,241 @@
+/*
+ * torture_check.c - the workbook's side of lab 7: the reference flavour's
+ * ops table, and the checks that run the student's torture on a flavour and
+ * judge its report.
+ *
+ * Rule kept here: the student's torture is judged only by what it reports
+ * (struct torture_result) and by the kernel's own end-of-test checks (no
+ * leak, no warning): a run on the reference must really run and report no
+ * error; a run on a broken flavour must report one. The torture runs in a
+ * kthread on CPU 0; counts bound every run, never time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <sim/test.h>
+#include "torture_ops.h"
+
+/* Parallel runs a broken flavour gets to show its bug. */
+#define PARALLEL_TRIES 4
+/* A parallel run is cheap but its windows are narrow: a longer one. */
+#define PARALLEL_UPDATES 1000
+
+void torture_ref_read_delay(void)
+{
+}
+
+void torture_ref_cb_exit(void)
+{
+	/* a torture callback re-queues itself up to TORTURE_PIPE_LEN times */
+	for (int i = 0; i <= TORTURE_PIPE_LEN; i++)
+		rcu_barrier();
+	rcu_callbacks_exit();
+}
+
+const struct rcu_torture_ops rcu_ops = {
+	.name = "rcu",
+	.read_lock = rcu_read_lock,
+	.read_unlock = rcu_read_unlock,
+	.read_delay = torture_ref_read_delay,
+	.sync = synchronize_rcu,
+	.call = call_rcu,
+	.cb_barrier = rcu_barrier,
+	.cb_init = rcu_callbacks_init,
+	.cb_exit = rcu_callbacks_exit,
+};
+
+struct torture_params torture_default_params(void)
+{
+	return (struct torture_params){
+		.n_updates = 200,
+		.n_fakewriters = 1,
+		.use_call = true,
+		.n_barrier_rounds = 16,
+	};
+}
+
+long torture_errors(const struct torture_result *res)
+{
+	return res->age_errors + res->free_errors + res->barrier_errors;
+}
+
+struct torture_job {
+	const struct rcu_torture_ops *ops;
+	struct torture_params p;
+	struct torture_result res;
+};
+
+static int torture_main(void *arg)
+{
+	struct torture_job *j = arg;
+
+	j->ops->cb_init();
+	rcu_torture_run(j->ops, &j->p, &j->res);
+	j->ops->cb_exit();
+	return 0;
+}
+
+/* One booted run: the flavour's callbacks around the student's torture. */
+static void run_once(struct torture_job *j)
+{
+	struct task_struct *k;
+
+	j->res = (struct torture_result){ 0 };
+	k = kthread_run_on_cpu(torture_main, j, 0, "torture");
+	kthread_stop(k);
+	cr_assert_eq(kmem_live_objects(), 0,
+		     "%s: %ld object(s) still allocated after rcu_torture_run() returned: every "
+		     "element and callback must be freed, after the barrier (TODO 6)",
+		     j->ops->name, kmem_live_objects());
+}
+
+static void assert_really_ran(const struct torture_job *j, const char *how)
+{
+	const struct torture_result *r = &j->res;
+	long sum = 0;
+
+	if (getenv("TORTURE_DEBUG"))
+		fprintf(stderr, "%s %s: reads %ld pipe %ld %ld %ld %ld %ld upd %ld gp %ld cb %ld br %ld err %ld/%ld/%ld\n",
+			j->ops->name, how, r->reads, r->pipe[0], r->pipe[1], r->pipe[2], r->pipe[3], r->pipe[4],
+			r->updates, r->grace_periods, r->callbacks, r->barrier_rounds, r->age_errors, r->free_errors, r->barrier_errors);
+
+	cr_assert(r->ran, "%s (%s): rcu_torture_run() did not run (res->ran is false: TODO 6)",
+		  j->ops->name, how);
+	cr_assert_eq(r->updates, j->p.n_updates,
+		     "%s (%s): the writer replaced %ld elements, not the %d asked (TODO 2)",
+		     j->ops->name, how, r->updates, j->p.n_updates);
+	cr_assert_gt(r->reads, 0, "%s (%s): no reader saw an element (TODO 1)", j->ops->name, how);
+	cr_assert_gt(r->grace_periods, 0, "%s (%s): no grace period was counted (TODOs 2, 4)",
+		     j->ops->name, how);
+	cr_assert_gt(r->callbacks, 0, "%s (%s): no torture callback was counted (TODO 3)",
+		     j->ops->name, how);
+	cr_assert_eq(r->barrier_rounds, j->p.n_barrier_rounds,
+		     "%s (%s): %ld barrier rounds, not the %d asked (TODO 5)",
+		     j->ops->name, how, r->barrier_rounds, j->p.n_barrier_rounds);
+	for (int i = 0; i <= TORTURE_PIPE_LEN; i++)
+		sum += r->pipe[i];
+	cr_assert_eq(sum, r->reads, "%s (%s): the Reader Pipe histogram holds %ld reads, not "
+		     "the %ld counted (TODO 1)", j->ops->name, how, sum, r->reads);
+}
+
+static void clean_scenario(void *arg)
+{
+	struct torture_job *j = arg;
+	const struct torture_result *r = &j->res;
+
+	run_once(j);
+	assert_really_ran(j, "deterministic");
+	cr_assert_eq(torture_errors(r), 0,
+		     "false alarm on the reference RCU: %ld age, %ld freed-element, %ld barrier "
+		     "error(s); Reader Pipe %ld %ld %ld %ld %ld. An age >= 2 on a correct RCU "
+		     "means the torture ages an element before its grace period, or frees one "
+		     "itself (TODOs 2, 3); a barrier error, that it counts callbacks before the "
+		     "barrier (TODO 5)", r->age_errors, r->free_errors, r->barrier_errors,
+		     r->pipe[0], r->pipe[1], r->pipe[2], r->pipe[3], r->pipe[4]);
+	cr_assert(r->success, "%s: no error, yet the torture did not report SUCCESS (TODO 6)",
+		  j->ops->name);
+}
+
+void torture_expect_clean(const struct rcu_torture_ops *ops)
+{
+	static struct torture_job j;
+	struct sim_config cfg = sim_default_config();
+
+	j = (struct torture_job){ .ops = ops, .p = torture_default_params() };
+	cfg.mode = SIM_DETERMINISTIC;
+	sim_run_seeds(&cfg, clean_scenario, &j);
+}
+
+void torture_expect_clean_parallel(const struct rcu_torture_ops *ops)
+{
+	static struct torture_job j;
+	struct sim_config cfg = sim_default_config();
+
+	j = (struct torture_job){ .ops = ops, .p = torture_default_params() };
+	cfg.mode = SIM_PARALLEL;
+	for (int i = 0; i < PARALLEL_TRIES; i++) {
+		sim_boot(&cfg);
+		run_once(&j);
+		sim_halt();
+		assert_really_ran(&j, "parallel");
+		cr_assert_eq(torture_errors(&j.res), 0,
+			     "false alarm on the reference RCU in parallel run %d: %ld age, %ld "
+			     "freed-element, %ld barrier error(s) (TODOs 2, 3, 5)", i + 1,
+			     j.res.age_errors, j.res.free_errors, j.res.barrier_errors);
+	}
+}
+
+struct caught_job {
+	struct torture_job j;
+	const char *bug;
+};
+
+static void caught_scenario(void *arg)
+{
+	struct caught_job *c = arg;
+
+	run_once(&c->j);
+	assert_really_ran(&c->j, "caught?");
+	cr_assert(c->j.res.ran, "%s: rcu_torture_run() did not run (res->ran is false: TODO 6)",
+		  c->j.ops->name);
+	cr_assert_gt(torture_errors(&c->j.res), 0,
+		     "the torture missed a broken RCU (%s: %s) in a deterministic run: "
+		     "%ld reads, %ld updates, %ld grace periods, %ld callbacks, %ld barrier "
+		     "rounds, and no error; Reader Pipe %ld %ld %ld %ld %ld",
+		     c->j.ops->name, c->bug, c->j.res.reads, c->j.res.updates,
+		     c->j.res.grace_periods, c->j.res.callbacks, c->j.res.barrier_rounds,
+		     c->j.res.pipe[0], c->j.res.pipe[1], c->j.res.pipe[2], c->j.res.pipe[3],
+		     c->j.res.pipe[4]);
+	cr_assert(!c->j.res.success, "%s: errors were counted, yet the torture reported "
+		  "SUCCESS (TODO 6)", c->j.ops->name);
+}
+
+void torture_expect_caught(const struct rcu_torture_ops *ops, const char *bug)
+{
+	static struct caught_job c;
+	struct sim_config cfg = sim_default_config();
+
+	c = (struct caught_job){ .j = { .ops = ops, .p = torture_default_params() }, .bug = bug };
+	cfg.mode = SIM_DETERMINISTIC;
+	sim_run_seeds(&cfg, caught_scenario, &c);
+}
+
+void torture_expect_caught_parallel(const struct rcu_torture_ops *ops, const char *bug)
+{
+	static struct caught_job c;
+	struct sim_config cfg = sim_default_config();
+	int tries = 0;
+
+	c = (struct caught_job){ .j = { .ops = ops, .p = torture_default_params() }, .bug = bug };
+	c.j.p.n_updates = PARALLEL_UPDATES;
+	cfg.mode = SIM_PARALLEL;
+	do {
+		sim_boot(&cfg);
+		run_once(&c.j);
+		sim_halt();
+		if (getenv("TORTURE_DEBUG"))
+			assert_really_ran(&c.j, "parallel caught?");
+	} while (torture_errors(&c.j.res) == 0 && ++tries < PARALLEL_TRIES);
+	cr_assert(c.j.res.ran, "%s: rcu_torture_run() did not run (res->ran is false: TODO 6)",
+		  ops->name);
+	cr_assert_gt(torture_errors(&c.j.res), 0,
+		     "the torture missed a broken RCU (%s: %s) in %d parallel runs: %ld reads, "
+		     "%ld grace periods, %ld callbacks, %ld barrier rounds, no error", ops->name,
+		     bug, PARALLEL_TRIES, c.j.res.reads, c.j.res.grace_periods, c.j.res.callbacks,
+		     c.j.res.barrier_rounds);
+}
+
+SIM_TEST(reference, no_false_alarm, .timeout = 120,
+	 .description = "the torture on the reference RCU really runs and reports no error")
+{
+	torture_expect_clean(&rcu_ops);
+}
+
+SIM_TEST(reference, parallel_no_false_alarm, .timeout = 120,
+	 .description = "the same on real threads")
+{
+	torture_expect_clean_parallel(&rcu_ops);
+}

@@ -1,0 +1,102 @@
+/*
+ * torture_ops.h - what the student's torture test (torture.c) and the
+ * workbook's checks share: the RCU under test as an ops table (rcutorture's
+ * struct rcu_torture_ops and its cur_ops), the run's parameters and what the
+ * run reports.
+ *
+ * Rule kept here: the torture reaches the RCU only through the ops table, so
+ * that the same torture runs on the reference RCU and on broken ones; and it
+ * reports what it saw in struct torture_result, never by failing itself.
+ */
+#ifndef TORTURE_OPS_H
+#define TORTURE_OPS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+/* Ages 0 .. TORTURE_PIPE_LEN-1 are counted as they are; older ones in the last slot. */
+#define TORTURE_PIPE_LEN 4
+
+/* The RCU flavour under test (rcutorture's struct rcu_torture_ops). */
+struct rcu_torture_ops {
+	const char *name;
+	void (*read_lock)(void);
+	void (*read_unlock)(void);
+	/* Called inside a read-side section: a reader that lingers (may be a no-op). */
+	void (*read_delay)(void);
+	/* Wait for a grace period (synchronize_rcu()). */
+	void (*sync)(void);
+	/* Queue a callback for after a grace period (call_rcu()). */
+	void (*call)(struct rcu_head *head, rcu_callback_t func);
+	/* Wait for every callback queued before it (rcu_barrier()). */
+	void (*cb_barrier)(void);
+	/* Start and stop the callback machinery (the check calls these around the run). */
+	void (*cb_init)(void);
+	void (*cb_exit)(void);
+};
+
+/* How long and how hard to torture. Counts, never time. */
+struct torture_params {
+	int n_updates;      /* elements the writer replaces, then it stops */
+	int n_fakewriters;  /* kthreads that only wait for grace periods */
+	bool use_call;      /* retire every other element through ops->call */
+	int n_barrier_rounds; /* rounds of the barrier check (one callback per CPU, then barrier) */
+};
+
+/* What one run saw. The torture fills it; the checks read it. */
+struct torture_result {
+	bool ran;                          /* the torture really ran (set at its start) */
+	long reads;                        /* read-side sections that saw an element */
+	long pipe[TORTURE_PIPE_LEN + 1];   /* rcutorture's "Reader Pipe": reads per age seen */
+	long updates;                      /* elements the writer replaced */
+	long grace_periods;                /* ops->sync() calls that returned, fake writers' included */
+	long callbacks;                    /* torture callbacks invoked */
+	long barrier_rounds;               /* barrier checks done */
+	long age_errors;                   /* reads that saw an age >= 2 */
+	long free_errors;                  /* reads that saw a freed (poisoned) element */
+	long barrier_errors;               /* barriers that returned before their callbacks had run */
+	bool success;                      /* SUCCESS: no error of any kind */
+};
+
+/*
+ * rcu_torture_run() - the student's torture (torture.c): run it on @ops with
+ * @p, fill @res (zeroed by the caller). Called in a task on CPU 0 after
+ * ops->cb_init(); must stop every kthread it started and leave no callback
+ * queued and no element allocated when it returns. Returns 0.
+ */
+int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_params *p,
+		    struct torture_result *res);
+
+/* The reference flavour: labs 1 and 4's RCU (torture_check.c). */
+extern const struct rcu_torture_ops rcu_ops;
+
+/* The parameters the checks use. */
+struct torture_params torture_default_params(void);
+
+/* Errors of every kind in @res. */
+long torture_errors(const struct torture_result *res);
+
+/*
+ * torture_expect_clean() - run the torture on @ops in deterministic mode,
+ * once per seed: every run must really run and report no error.
+ * torture_expect_clean_parallel() - the same on real threads, a few runs.
+ */
+void torture_expect_clean(const struct rcu_torture_ops *ops);
+void torture_expect_clean_parallel(const struct rcu_torture_ops *ops);
+
+/*
+ * torture_expect_caught() - run the torture on the broken @ops in
+ * deterministic mode: every seed's run must report an error. @bug says what
+ * is broken, for the failure message.
+ * torture_expect_caught_parallel() - on real threads: an error within a few
+ * longer runs.
+ */
+void torture_expect_caught(const struct rcu_torture_ops *ops, const char *bug);
+void torture_expect_caught_parallel(const struct rcu_torture_ops *ops, const char *bug);
+
+/* For broken flavours: the reference's pieces, and a cb_exit that first
+ * lets every callback queued run (so a broken flavour leaks nothing). */
+void torture_ref_read_delay(void);
+void torture_ref_cb_exit(void);
+
+#endif

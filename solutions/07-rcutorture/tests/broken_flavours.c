@@ -1,0 +1,227 @@
+/*
+ * broken_flavours.c - the hidden broken RCUs of lab 7 (instructors' copy
+ * only: CMake builds solutions/NN/tests/ into the lab's test binary when
+ * present, and ./workbook handout leaves solutions/ out). Each is the
+ * reference RCU of labs 1 and 4 with one thing wrong, the kinds of bug
+ * rcutorture exists to find.
+ *
+ * Rule kept here: each flavour is wrong in one way only, often enough that
+ * a correct torture sees it in every bounded run, and leaks nothing by
+ * itself (its cb_exit runs or returns every callback), so that catching it
+ * passes cleanly.
+ */
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <sim/test.h>
+#include "torture_ops.h"
+
+/*
+ * ---- grace periods that end early: the uniprocessor synchronize_rcu() on
+ * four CPUs. On one CPU the caller's own context switch is a grace period
+ * (Linux's !SMP synchronize_rcu() does almost nothing); on four it waits
+ * for no other CPU's readers ----
+ */
+static void early_gp_sync(void)
+{
+	might_sleep();
+	schedule();
+}
+
+static const struct rcu_torture_ops early_gp_ops = {
+	.name = "early_grace_period",
+	.read_lock = rcu_read_lock,
+	.read_unlock = rcu_read_unlock,
+	.read_delay = torture_ref_read_delay,
+	.sync = early_gp_sync,
+	.call = call_rcu,
+	.cb_barrier = rcu_barrier,
+	.cb_init = rcu_callbacks_init,
+	.cb_exit = torture_ref_cb_exit,
+};
+
+/* ---- callbacks invoked before their grace period: every fourth ---- */
+
+static atomic_t early_cb_calls;
+
+static void early_cb_call(struct rcu_head *head, rcu_callback_t func)
+{
+	if (atomic_inc_return(&early_cb_calls) % 4 == 0) {
+		func(head);
+		return;
+	}
+	call_rcu(head, func);
+}
+
+static const struct rcu_torture_ops early_cb_ops = {
+	.name = "early_callback",
+	.read_lock = rcu_read_lock,
+	.read_unlock = rcu_read_unlock,
+	.read_delay = torture_ref_read_delay,
+	.sync = synchronize_rcu,
+	.call = early_cb_call,
+	.cb_barrier = rcu_barrier,
+	.cb_init = rcu_callbacks_init,
+	.cb_exit = torture_ref_cb_exit,
+};
+
+/* ---- a barrier that covers only its own CPU (lab 3's, on per-CPU queues) ---- */
+
+struct own_cpu_marker {
+	struct rcu_head rh;
+	int done;
+};
+
+static void own_cpu_marker_cb(struct rcu_head *rh)
+{
+	WRITE_ONCE(container_of(rh, struct own_cpu_marker, rh)->done, 1);
+}
+
+static void own_cpu_barrier(void)
+{
+	struct own_cpu_marker m = { .done = 0 };
+
+	call_rcu(&m.rh, own_cpu_marker_cb);
+	while (!READ_ONCE(m.done))
+		schedule();
+}
+
+static const struct rcu_torture_ops own_cpu_barrier_ops = {
+	.name = "barrier_misses_cpu",
+	.read_lock = rcu_read_lock,
+	.read_unlock = rcu_read_unlock,
+	.read_delay = torture_ref_read_delay,
+	.sync = synchronize_rcu,
+	.call = call_rcu,
+	.cb_barrier = own_cpu_barrier,
+	.cb_init = rcu_callbacks_init,
+	.cb_exit = torture_ref_cb_exit,
+};
+
+/* ---- lost callbacks: every eighth is kept aside, never invoked in the run ---- */
+
+#define LOST_MAX 64
+static struct rcu_head *lost[LOST_MAX];
+static rcu_callback_t lost_func[LOST_MAX];
+static atomic_t nr_lost;
+static atomic_t lost_calls;
+
+static void lost_cb_call(struct rcu_head *head, rcu_callback_t func)
+{
+	if (atomic_inc_return(&lost_calls) % 8 == 0) {
+		int i = atomic_inc_return(&nr_lost) - 1;
+
+		if (i < LOST_MAX) {
+			lost[i] = head;
+			lost_func[i] = func;
+			return;
+		}
+	}
+	call_rcu(head, func);
+}
+
+static void lost_cb_init(void)
+{
+	atomic_set(&nr_lost, 0);
+	rcu_callbacks_init();
+}
+
+/* The lost ones are found again after the run, so that nothing leaks. */
+static void lost_cb_exit(void)
+{
+	int n = atomic_read(&nr_lost);
+
+	atomic_set(&nr_lost, LOST_MAX); /* no more are lost */
+	for (int i = 0; i < n && i < LOST_MAX; i++)
+		call_rcu(lost[i], lost_func[i]);
+	torture_ref_cb_exit();
+}
+
+static const struct rcu_torture_ops lost_cb_ops = {
+	.name = "lost_callback",
+	.read_lock = rcu_read_lock,
+	.read_unlock = rcu_read_unlock,
+	.read_delay = torture_ref_read_delay,
+	.sync = synchronize_rcu,
+	.call = lost_cb_call,
+	.cb_barrier = rcu_barrier,
+	.cb_init = lost_cb_init,
+	.cb_exit = lost_cb_exit,
+};
+
+/*
+ * ---- an unprotected reader: rcu_read_lock() that does not hold off grace
+ * periods, in a kernel where a reader can be switched out (its read_delay
+ * yields the CPU, as a preempted reader would) ----
+ */
+static void unprotected_lock(void)
+{
+}
+
+static void unprotected_delay(void)
+{
+	for (int i = 0; i < 16; i++)
+		schedule();
+}
+
+static const struct rcu_torture_ops unprotected_ops = {
+	.name = "unprotected_reader",
+	.read_lock = unprotected_lock,
+	.read_unlock = unprotected_lock,
+	.read_delay = unprotected_delay,
+	.sync = synchronize_rcu,
+	.call = call_rcu,
+	.cb_barrier = rcu_barrier,
+	.cb_init = rcu_callbacks_init,
+	.cb_exit = torture_ref_cb_exit,
+};
+
+SIM_TEST(catches, early_grace_period, .timeout = 120,
+	 .description = "the torture catches synchronize_rcu() returning early")
+{
+	torture_expect_caught(&early_gp_ops, "synchronize_rcu() of a uniprocessor kernel: waits for no other CPU");
+}
+
+SIM_TEST(catches, early_callback, .timeout = 120,
+	 .description = "the torture catches callbacks invoked before their grace period")
+{
+	torture_expect_caught(&early_cb_ops, "every fourth call_rcu() invokes its callback at once");
+}
+
+SIM_TEST(catches, barrier_misses_cpu, .timeout = 120,
+	 .description = "the torture catches an rcu_barrier() that waits for its own CPU only")
+{
+	torture_expect_caught(&own_cpu_barrier_ops, "rcu_barrier() waits only for its own "
+			      "CPU's callbacks");
+}
+
+SIM_TEST(catches, lost_callback, .timeout = 120,
+	 .description = "the torture catches call_rcu() losing callbacks")
+{
+	torture_expect_caught(&lost_cb_ops, "every eighth call_rcu() callback is never invoked");
+}
+
+SIM_TEST(catches, unprotected_reader, .timeout = 120,
+	 .description = "the torture catches a read side that does not hold off grace periods")
+{
+	torture_expect_caught(&unprotected_ops, "rcu_read_lock() does nothing, and a reader "
+			      "may be switched out");
+}
+
+/*
+ * On real threads the callback bugs show in every bounded run; the
+ * grace-period and read-side ones need a reader and the writer to overlap
+ * in a window the host's scheduler rarely gives (2 cores shared with other
+ * work), so they are graded on the deterministic kernel only.
+ */
+SIM_TEST(catches, parallel_callback_bugs, .timeout = 120,
+	 .description = "on real threads, the torture catches the callback and barrier bugs")
+{
+	torture_expect_caught_parallel(&early_cb_ops, "every fourth call_rcu() invokes its "
+				       "callback at once");
+	torture_expect_caught_parallel(&own_cpu_barrier_ops, "rcu_barrier() waits only for "
+				       "its own CPU's callbacks");
+	torture_expect_caught_parallel(&lost_cb_ops, "every eighth call_rcu() callback is "
+				       "never invoked");
+}
