@@ -49,8 +49,8 @@ void sim_spin_lock(spinlock_t *l, const char *file, int line)
 				me, l->name ? l->name : "lock", l->file ? l->file : "?",
 				l->line,
 				in_irq() ? "; an interrupt handler wants a lock that the "
-					   "task it interrupted holds: take it with "
-					   "spin_lock_irqsave()" : "");
+					   "task it interrupted holds, taken there with "
+					   "interrupts enabled" : "");
 		sim_cpu_relax(file, line);
 	}
 	atomic_store(&l->owner_cpu, me);
