@@ -276,5 +276,5 @@ SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)
 	rcu_read_unlock();
 	cr_assert_fail("synchronize_rcu() inside rcu_read_lock() returned instead of being "
 		"reported as sleeping in a reader: nothing on its way checked whether it may "
-		"sleep (TODO 3, its first line), or the reader was not recorded (TODO 1)");
+		"sleep: TODO 3, its first line; or the reader was not recorded (TODO 1)");
 }
