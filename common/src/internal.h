@@ -112,6 +112,8 @@ struct sim_cpu {
 	_Atomic long progress;      /* parallel mode: scheduling points of this CPU's
 	                               holder, its only writer (atomic) */
 	bool irq_held;
+	bool parked;                /* hotplug: no task but its idle task may take it */
+	_Atomic bool offline;       /* hotplug: off (cpu_online() false); read lock-free */
 	struct { void *p; long v, old; size_t size; } sb[SB_MAX];
 	int sb_len;
 };
@@ -183,6 +185,16 @@ void raise_irq_locked(int cpu, irq_handler_t fn, void *data, const char *name);
 void sb_drain(struct sim_cpu *c);
 void storebuf_reset(void);
 
+/* hotplug.c */
+/* sim_boot(): every CPU online, no hotplug state registered (S.lock held). */
+void hotplug_reset_locked(void);
+/* sim_halt(): bring every CPU back, so that its parked tasks can be stopped. */
+void hotplug_halt_locked(void);
+/* sched.c, from cpu_release_locked(): a parked CPU was let go; wake cpu_down(). */
+void hotplug_cpu_released_locked(struct sim_cpu *c);
+/* sched.c: hand @c to the first task waiting in its run queue; false if none. */
+bool cpu_run_next_locked(struct sim_cpu *c);
+
 /* watchdog.c: called without S.lock, from sim_boot() and sim_halt() */
 void watchdog_start(void);
 void watchdog_stop(void);
@@ -213,6 +225,8 @@ const char *explore_replay_env(void);
 /* timer.c */
 void timers_fire_due_locked(void);
 bool timers_next_locked(unsigned long *expires);
+/* hotplug: the armed timers of CPU @from fire on CPU @to from now on. */
+void timers_migrate_locked(int from, int to);
 void timers_reset(void);
 /* An armed or running timer (S.lock held) whose timer_list or function lies in [start, end). */
 struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *running);

@@ -7,6 +7,7 @@
  * raised, and only those pending when the window opened are taken in it, so
  * a handler that raises another cannot starve the task it interrupted.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/smp.h>
@@ -48,6 +49,9 @@ void raise_irq(int cpu, irq_handler_t handler, void *data, const char *name)
 {
 	if (!S.booted || cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "raise_irq(%d): no such CPU", cpu);
+	if (!cpu_online((unsigned int)cpu))
+		sim_bug(__FILE__, __LINE__, "raise_irq(%d): CPU %d is offline: it takes no "
+			"interrupt", cpu, cpu);
 	kcsan_fence(); /* sending an interrupt orders the sender's stores before it */
 	SIM_LOCK();
 	raise_irq_locked(cpu, handler, data, name ? name : "irq");
@@ -228,8 +232,9 @@ static void call_wait(struct call_data *cd)
 	sim_current->preempt = saved;
 }
 
-static void smp_call(int target, smp_call_func_t func, void *info, int wait,
-		     const char *caller)
+/* -ENXIO when the one target is offline; cross-calls skip offline CPUs. */
+static int smp_call(int target, smp_call_func_t func, void *info, int wait,
+		    const char *caller)
 {
 	struct sim_cpu *me = this_cpu_or_bug(caller);
 	unsigned long flags;
@@ -246,8 +251,16 @@ static void smp_call(int target, smp_call_func_t func, void *info, int wait,
 	cd->info = info;
 	kcsan_fence(); /* sending an interrupt orders the sender's stores before it */
 	SIM_LOCK();
+	if (target >= 0 && target != me->id && atomic_load(&cpu_of(target)->offline)) {
+		/* Linux's generic_exec_single(): no call to an offline CPU. */
+		SIM_UNLOCK();
+		free(cd);
+		preempt_enable();
+		return -ENXIO;
+	}
 	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		if (cpu == me->id || (target >= 0 && cpu != target))
+		if (cpu == me->id || (target >= 0 && cpu != target) ||
+		    atomic_load(&cpu_of(cpu)->offline))
 			continue;
 		cd->pending++;
 		cd->refs++;
@@ -267,7 +280,9 @@ static void smp_call(int target, smp_call_func_t func, void *info, int wait,
 	call_put_locked(cd);
 	SIM_UNLOCK();
 	preempt_enable();
-	sim_sched_point(__FILE__, __LINE__);
+	/* A test may stop the caller here, as if preempted the moment the call returned. */
+	sim_point_at(SMP_CALL_RETURN_POINT, __FILE__, __LINE__);
+	return 0;
 }
 
 void on_each_cpu(smp_call_func_t func, void *info, int wait)
@@ -279,8 +294,7 @@ int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait
 {
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "smp_call_function_single(%d): no such CPU", cpu);
-	smp_call(cpu, func, info, wait, "smp_call_function_single()");
-	return 0;
+	return smp_call(cpu, func, info, wait, "smp_call_function_single()");
 }
 
 void sim_set_ipi_wait_sleeps(bool sleeps)

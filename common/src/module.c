@@ -381,6 +381,8 @@ void modules_halt(void)
 
 const char *callback_name(rcu_callback_t fn)
 {
+	if (__is_kfree_rcu_offset((unsigned long)(uintptr_t)fn))
+		return "kfree_rcu";
 	bool unloaded = false;
 	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
 	Dl_info di;
@@ -395,6 +397,12 @@ void rcu_invoke_callback(struct rcu_head *head)
 {
 	rcu_callback_t fn = head->func;
 	bool unloaded = false;
+
+	if (__is_kfree_rcu_offset((unsigned long)(uintptr_t)fn))
+		sim_bug(__FILE__, __LINE__, "a kfree_rcu() callback (offset %lu, not a function) "
+			"invoked as a function: it holds where its rcu_head lies in the object to "
+			"kfree(), and the RCU core must free that object itself",
+			(unsigned long)(uintptr_t)fn);
 	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
 
 	if (mod && unloaded && S.cfg.check_module_callbacks)

@@ -122,7 +122,8 @@ void sched_wake_locked(struct task_struct *t)
 	}
 	struct sim_cpu *c = cpu_of(t->home);
 
-	if (!c->curr) {
+	/* A parked CPU (hotplug) takes no task but its idle task: the others wait. */
+	if (!c->curr && (!c->parked || t->is_idle)) {
 		cpu_give_locked(c, t);
 		make_running_locked(t);
 		return;
@@ -132,6 +133,20 @@ void sched_wake_locked(struct task_struct *t)
 	t->wakeable = false;
 	list_add_tail(&t->runq_node, &c->runq);
 	atomic_fetch_add_explicit(&c->nr_queued, 1, memory_order_relaxed);
+}
+
+bool cpu_run_next_locked(struct sim_cpu *c)
+{
+	if (list_empty(&c->runq) || c->parked)
+		return false;
+	struct task_struct *n = list_first_entry(&c->runq, struct task_struct, runq_node);
+
+	list_del_init(&n->runq_node);
+	atomic_fetch_sub_explicit(&c->nr_queued, 1, memory_order_relaxed);
+	n->on_runq = false;
+	cpu_give_locked(c, n);
+	make_running_locked(n);
+	return true;
 }
 
 /* A context switch away from @t: a quiescent state for its CPU. */
@@ -146,21 +161,14 @@ void cpu_release_locked(struct task_struct *t)
 		kcsan_drain();
 	c->curr = NULL;
 	t->cpu = -1;
-	if (!list_empty(&c->runq)) {
-		struct task_struct *n =
-			list_first_entry(&c->runq, struct task_struct, runq_node);
-
-		list_del_init(&n->runq_node);
-		atomic_fetch_sub_explicit(&c->nr_queued, 1, memory_order_relaxed);
-		n->on_runq = false;
-		cpu_give_locked(c, n);
-		make_running_locked(n);
-	} else {
+	if (!cpu_run_next_locked(c)) {
 		if (!t->is_idle)
 			trace_emit(c->id, NULL, TR_IDLE, "idle", 0);
 		if (irq_deliverable_locked(c))
 			sched_wake_locked(c->idle);
 	}
+	if (c->parked)
+		hotplug_cpu_released_locked(c);
 	/*
 	 * Last: the waiters this wakes must find the CPU already handed on,
 	 * or one of them would take it too (two tasks on one CPU).
@@ -612,6 +620,9 @@ void migrate_to_cpu(int cpu)
 		return;
 	if (cpu < -1 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "migrate_to_cpu(%d): no such CPU", cpu);
+	if (cpu >= 0 && !cpu_online((unsigned int)cpu))
+		sim_bug(__FILE__, __LINE__, "migrate_to_cpu(%d): CPU %d is offline (cpu_up() it "
+			"first)", cpu, cpu);
 	SIM_LOCK();
 	t->home = cpu;
 	switch_to_home_locked(t, "migrate_to_cpu()");
@@ -777,6 +788,10 @@ int kthread_stop(struct task_struct *k)
 	SIM_LOCK();
 	if (k->stopped)
 		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s) called twice", k->comm);
+	if (!k->exited && k->home >= 0 && atomic_load(&cpu_of(k->home)->offline))
+		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s): its CPU %d is offline, so "
+			       "it can never run to its end (cpu_up() the CPU first)",
+			       k->comm, k->home);
 	int ret = task_stop_locked(k);
 
 	SIM_UNLOCK();
@@ -883,6 +898,7 @@ void sim_boot(const struct sim_config *cfg)
 	timers_reset();
 	slab_reset();
 	modules_reset_counts();
+	hotplug_reset_locked();
 	S.booted = true;
 	S.ever_booted = true;
 
@@ -914,6 +930,7 @@ long sim_halt(void)
 		sim_bug(__FILE__, __LINE__, "sim_halt() from a task other than the one that booted");
 	modules_halt();
 	SIM_LOCK();
+	hotplug_halt_locked();
 	self->preempt = 0;
 	self->rcu_depth = 0;
 	for (;;) {

@@ -132,6 +132,16 @@ bool timers_next_locked(unsigned long *expires)
 	return any;
 }
 
+/* As Linux's timers_dead_cpu(): a dead CPU's timers fire on the control CPU. */
+void timers_migrate_locked(int from, int to)
+{
+	struct timer_list *t;
+
+	list_for_each_entry(t, &S.timers, entry)
+		if (t->cpu == from)
+			t->cpu = to;
+}
+
 void timer_setup(struct timer_list *t, timer_func_t fn, unsigned int flags)
 {
 	(void)flags;
@@ -229,7 +239,8 @@ void sim_advance_jiffies(unsigned long n)
 		SIM_LOCK();
 		S.now_jiffies++;
 		for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
-			raise_irq_locked(cpu, tick_irq, (void *)(long)cpu, "tick");
+			if (!atomic_load(&cpu_of(cpu)->offline)) /* no tick offline */
+				raise_irq_locked(cpu, tick_irq, (void *)(long)cpu, "tick");
 		timers_fire_due_locked();
 		SIM_UNLOCK();
 		sim_sched_point(__FILE__, __LINE__);

@@ -68,7 +68,8 @@ void synchronize_rcu(void)
 	gp = (unsigned long)atomic_fetch_add(&gp_seq, 1) + 1;
 	trace_rcu_gp(1, gp);
 	self = task_cpu(current);
-	for_each_online_cpu(cpu) {
+	/* Every possible CPU: one that comes online later finds itself idle here. */
+	for_each_possible_cpu(cpu) {
 		snap[cpu] = cpu_quiescent_count(cpu);
 		snap_idle[cpu] = idle_cpu(cpu);
 	}

@@ -3,14 +3,17 @@
  * @brief The RCU API the labs implement.
  *
  * The simulated kernel only declares these; lab 1 (rcu_read_lock(),
- * rcu_read_unlock(), synchronize_rcu()), lab 2 (call_rcu()) and labs 3 and
- * 4 (rcu_barrier()) define them. rcu_assign_pointer(), rcu_dereference()
- * and the list primitives are lab 1's rculist.h.
+ * rcu_read_unlock(), synchronize_rcu()), lab 2 (call_rcu()), labs 3 and 4
+ * (rcu_barrier()) and lab 6 (today's call_rcu(), call_rcu_hurry() and
+ * rcu_barrier(), and the RCU core's side of kfree_rcu()) define them.
+ * rcu_assign_pointer(), rcu_dereference() and the list primitives are lab
+ * 1's rculist.h.
  * @ingroup rcuapi
  */
 #ifndef LINUX_RCUPDATE_H
 #define LINUX_RCUPDATE_H
 
+#include <stddef.h>
 #include <linux/types.h>
 
 /** @addtogroup rcuapi
@@ -55,6 +58,48 @@ void synchronize_rcu(void);
  * until @p func runs: do not touch it, nor queue it twice.
  */
 void call_rcu(struct rcu_head *head, rcu_callback_t func);
+/**
+ * call_rcu_hurry() - call_rcu() for a callback that must not wait to be
+ * batched (lab 6). In lab 6, call_rcu() is *lazy*: its callback may wait,
+ * up to a flush timer's long delay, to share a grace period with others
+ * (Linux v6.2's CONFIG_RCU_LAZY, which saves power); call_rcu_hurry() asks
+ * for a grace period at once, and takes the lazy callbacks queued before it
+ * along. In the other labs only call_rcu() exists, and it never waits.
+ *
+ * Does not promise a faster grace period, only that none is put off for
+ * this callback.
+ */
+void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func);
+
+/**
+ * __is_kfree_rcu_offset() - true if a callback "function" is in fact a
+ * kfree_rcu() offset: no function lies in the first page of the address
+ * space, and no rcu_head lies 4096 bytes or more into the object kfree_rcu()
+ * frees (Linux's test, v3.0 to v5.x).
+ */
+#define __is_kfree_rcu_offset(offset) ((offset) < 4096)
+
+/**
+ * kfree_rcu() - kfree(@p ptr) after a grace period, without a callback
+ * function: what is queued (with call_rcu()) is the offset of the rcu_head
+ * @p rhf inside *@p ptr, and the RCU core, seeing a "function" below 4096
+ * (__is_kfree_rcu_offset()), subtracts it from the rcu_head's address and
+ * kfree()s the object itself (lab 6). So nothing of the caller's code runs
+ * when the object is freed: a module that frees with kfree_rcu() only may
+ * be unloaded with those callbacks still queued (Documentation/RCU/
+ * checklist.rst). This is Linux's kfree_rcu() from v3.0 (2011) to v5.x;
+ * today's batches the pointers in pages instead, to the same effect.
+ *
+ * Does not promise when the object is freed (lab 6: it is lazy, like
+ * call_rcu()), nor anything for memory that kmalloc() did not return.
+ */
+#define kfree_rcu(ptr, rhf)                                                        \
+	do {                                                                       \
+		_Static_assert(__is_kfree_rcu_offset(offsetof(__typeof__(*(ptr)), rhf)), \
+			       "kfree_rcu(): the rcu_head lies too far into the object"); \
+		call_rcu(&(ptr)->rhf,                                              \
+			 (rcu_callback_t)(uintptr_t)offsetof(__typeof__(*(ptr)), rhf)); \
+	} while (0)
 /**
  * rcu_barrier() - wait until every callback queued before the call has been
  * invoked (labs 3, 4). May sleep.

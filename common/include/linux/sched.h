@@ -30,10 +30,26 @@ struct task_struct;
 /** The number of CPUs this boot has: CPUs are 0 .. nr_cpu_ids - 1. */
 extern int nr_cpu_ids;
 
-/** Walk every CPU of this boot (all CPUs are always online). */
-#define for_each_online_cpu(cpu) for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)
-/** Same as for_each_online_cpu(): the simulation has no CPU hotplug. */
-#define for_each_possible_cpu(cpu) for_each_online_cpu(cpu)
+/**
+ * cpu_online() - true while @p cpu is online: from boot, or its cpu_up(),
+ * until its cpu_down() (`linux/cpu.h`). An offline CPU runs no task, takes
+ * no interrupt, tick or cross-call, and is idle (a quiescent state). False
+ * for a CPU beyond nr_cpu_ids. Lock-free, any context.
+ *
+ * Does not promise that the answer still holds when you act on it: a CPU
+ * may go down or come up right after. Code that must not race with hotplug
+ * takes a lock that the hotplug callbacks take too (as lab 6's barrier_lock).
+ */
+bool cpu_online(unsigned int cpu);
+/** Walk every CPU of this boot, online or not: 0 .. nr_cpu_ids - 1. */
+#define for_each_possible_cpu(cpu) for ((cpu) = 0; (cpu) < nr_cpu_ids; (cpu)++)
+/**
+ * Walk the CPUs that are online when the walk reaches them (cpu_online()).
+ * Without CPU hotplug (every lab but lab 6) that is every CPU; a CPU that
+ * goes down or comes up during the walk may or may not be visited.
+ */
+#define for_each_online_cpu(cpu) \
+	for_each_possible_cpu(cpu) if (!cpu_online(cpu)) {} else
 
 /**
  * current_task() - Simulation only: the task this thread is. `current` is its kernel name.

@@ -22,7 +22,17 @@
 typedef void (*smp_call_func_t)(void *info);
 
 /**
- * on_each_cpu() - run @p func(@p info) on every CPU, this one included.
+ * The named point (see sim_point()) that every cross-call's caller passes
+ * just before on_each_cpu() or smp_call_function_single() returns to it
+ * (after the wait, preemption enabled again). A test that holds it stops
+ * the caller right there, keeping its CPU, as if the caller had been
+ * preempted (or delayed by an interrupt) the moment the call returned.
+ */
+#define SMP_CALL_RETURN_POINT "smp_call_return"
+
+/**
+ * on_each_cpu() - run @p func(@p info) on every online CPU, this one
+ * included.
  * @param func function to run, in IRQ context, on each CPU.
  * @param info its argument.
  * @param wait nonzero: return only when every CPU has run @p func.
@@ -31,13 +41,19 @@ typedef void (*smp_call_func_t)(void *info);
  * interrupts off. Must not be called with interrupts disabled or from IRQ
  * context (a BUG, as the kernel warns: two CPUs doing so deadlock). With
  * @p wait zero it promises nothing about when the other CPUs run @p func.
+ * Offline CPUs (`linux/cpu.h`) are skipped: nothing runs there.
  */
 void on_each_cpu(smp_call_func_t func, void *info, int wait);
 
 /**
  * smp_call_function_single() - run @p func(@p info) on @p cpu.
- * @return 0. On the caller's own CPU the function runs at once with
- * interrupts off. Same rules as on_each_cpu().
+ * @return 0, or -ENXIO if @p cpu is offline (as Linux's: the function is not
+ * run). On the caller's own CPU the function runs at once with interrupts
+ * off. Same rules as on_each_cpu().
+ *
+ * A CPU that goes offline after the call was sent runs it first
+ * (cpu_down() takes a CPU's pending interrupts before it goes). Does not
+ * promise that @p cpu is still online once the function has run there.
  */
 int smp_call_function_single(int cpu, smp_call_func_t func, void *info, int wait);
 
