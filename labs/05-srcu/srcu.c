@@ -12,8 +12,10 @@
  * indices (the one it leaves, and first the one it enters), because a reader
  * may take an index just before a flip and count itself just after it.
  *
- * Callbacks: per-CPU queues, one kthread per CPU and domain, as lab 4; each
- * batch waits for a grace period of its own domain.
+ * Callbacks: per-CPU queues, one kthread per CPU and domain, as lab 4, but
+ * each queue and its pending count change only under its CPU's sdp->lock
+ * (Tree SRCU's srcu_data lock); each batch waits for a grace period of its
+ * own domain.
  */
 #include <linux/atomic.h>
 #include <linux/bug.h>
@@ -26,6 +28,7 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/wait.h>
 #include <sim/trace.h>
@@ -85,29 +88,49 @@ void synchronize_srcu(struct srcu_struct *ssp)
 	(void)ssp;
 }
 
+/* TODO 4 (helper): append @head to @sdp's queue and count it pending; sdp->lock held. */
+
 void call_srcu(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
 {
-	/* TODO 4: queue @head at the tail of this CPU's queue in @ssp and
-	 * count it pending, interrupts off; trace_rcu_callback_queued(head);
-	 * then wake this CPU's kthread (lab 4's call_rcu(), per domain). */
+	/* TODO 4: report @head with trace_rcu_callback_queued(head) while it
+	 * is still yours; queue it at the tail of this CPU's queue in @ssp and
+	 * count it pending, under sdp->lock taken with interrupts off (an
+	 * interrupt on this CPU may call call_srcu() too); then wake this CPU's
+	 * kthread (lab 4's call_rcu(), per domain, with Tree SRCU's lock). */
 	(void)ssp;
 	(void)head;
 	(void)func;
 }
 
-/* TODO 4 (helpers): taking the whole queue needs interrupts off, as call_srcu() does. */
+/* TODO 4 (helpers): taking the whole queue, and counting a callback no
+ * longer pending, under sdp->lock as call_srcu() does. */
 
-/* The body of "srcu/N": this CPU's callbacks of one domain. */
+/*
+ * srcu_invoke_callbacks() - one batch of this CPU's callbacks of one
+ * domain: everything queued so far waits for a grace period of the domain
+ * that starts now, then runs (Linux's work function of the same name).
+ */
+static void srcu_invoke_callbacks(struct srcu_data *sdp)
+{
+	/* TODO 4: take the whole queue, synchronize_srcu() of this domain,
+	 * then, starting with rcu_cb_pass_begin(), invoke the batch oldest
+	 * first with rcu_invoke_callback(), each one then no longer pending. A
+	 * callback may free the object its rcu_head lies in. */
+	(void)sdp;
+}
+
+/* The body of "srcu/N" (given): sleep until this CPU has callbacks of the domain. */
 static int srcu_cb_kthread(void *arg)
 {
 	struct srcu_data *sdp = arg;
 
-	/* TODO 4: until kthread_should_stop(): sleep on sdp->wq until the queue
-	 * is non-empty (or a stop), take the whole queue, synchronize_srcu() of
-	 * this domain, then, starting with rcu_cb_pass_begin(), invoke the batch
-	 * oldest first with rcu_invoke_callback(), each one then no longer
-	 * pending. */
-	(void)sdp;
+	while (!kthread_should_stop()) {
+		wait_event(sdp->wq, READ_ONCE(sdp->head) || kthread_should_stop());
+		if (kthread_should_stop())
+			break;
+		srcu_invoke_callbacks(sdp);
+		cond_resched();
+	}
 	return 0;
 }
 
@@ -128,13 +151,15 @@ int init_srcu_struct(struct srcu_struct *ssp)
 			sdp->srcu_lock_count[i] = 0;
 			sdp->srcu_unlock_count[i] = 0;
 		}
+		spin_lock_init(&sdp->lock);
 		sdp->head = NULL;
 		sdp->tail = &sdp->head;
 		sdp->pending = 0;
 		sdp->ssp = ssp;
 		sdp->kthread = NULL;
 		init_waitqueue_head(&sdp->wq);
-		/* TODO 4: start this CPU's callback kthread, bound to it, "srcu/N". */
+		/* TODO 4: start this CPU's callback kthread, srcu_cb_kthread(),
+		 * bound to it, "srcu/N". */
 		(void)srcu_cb_kthread;
 	}
 	return 0;

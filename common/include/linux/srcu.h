@@ -17,6 +17,7 @@
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 
@@ -26,11 +27,14 @@
 /**
  * One CPU's share of an SRCU domain: its reader counters for both indices
  * and its callback queue. Only code running on that CPU changes the
- * counters and the queue (with interrupts off); any CPU may read them.
+ * counters (with interrupts off); the queue and its pending count change
+ * only under ->lock (Tree SRCU's srcu_data has the same). Any CPU may read
+ * the counters; the queue, under ->lock.
  */
 struct srcu_data {
 	unsigned long srcu_lock_count[2];   /**< srcu_read_lock()s made on this CPU, per index */
 	unsigned long srcu_unlock_count[2]; /**< srcu_read_unlock()s made on this CPU, per index */
+	spinlock_t lock;              /**< guards head, tail and pending; taken with interrupts off */
 	struct rcu_head *head;        /**< queued callbacks, oldest first */
 	struct rcu_head **tail;       /**< &last->next, or &head when empty */
 	long pending;                 /**< callbacks queued here and not yet invoked */

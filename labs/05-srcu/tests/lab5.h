@@ -1,6 +1,7 @@
 /*
  * lab5.h - what lab 5's tests share: a domain, sleeping readers and
- * updaters in kthreads of their own, callbacks that record or block.
+ * updaters in kthreads of their own. The callbacks that record or block are
+ * the workbook's test library (sim/testlib.h), shared with labs 4 and 6.
  *
  * Rule kept here: a test never sleeps; it forces a schedule by holding
  * things (a reader waiting for its release, a student access, a named
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <linux/completion.h>
 #include <linux/srcu.h>
+#include <sim/testlib.h>
 
 /* A reader: srcu_read_lock(), then it sleeps until released, then unlocks. */
 struct reader {
@@ -43,28 +45,6 @@ struct updater {
 void updater_start(struct updater *u, struct srcu_struct *ssp, int cpu, bool barrier);
 /* kthread_stop() it if it returned (else it would block the test). */
 void updater_reap(struct updater *u);
-
-/* A callback that records the CPU it ran on and a global invocation number. */
-struct rec_cb {
-	struct rcu_head rh;
-	int ran_on;
-	long seq;
-	int times;
-};
-
-void rec_cb_init(struct rec_cb *r);
-void rec_cb_func(struct rcu_head *rh);
-void rec_cb_reset(void);
-
-/* A callback that sleeps until released (stands for a slow one). */
-struct slow_cb {
-	struct rcu_head rh;
-	struct completion release;
-	int started, finished;
-};
-
-void slow_cb_init(struct slow_cb *s);
-void slow_cb_func(struct rcu_head *rh);
 
 /* From the test's thread: call_srcu() on @cpu. */
 void call_srcu_on(int cpu, struct srcu_struct *ssp, struct rcu_head *rh, rcu_callback_t f);

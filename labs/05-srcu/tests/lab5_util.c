@@ -68,44 +68,6 @@ void updater_reap(struct updater *u)
 	u->task = NULL;
 }
 
-static atomic_t rec_seq;
-
-void rec_cb_reset(void)
-{
-	atomic_set(&rec_seq, 0);
-}
-
-void rec_cb_init(struct rec_cb *r)
-{
-	r->ran_on = -1;
-	r->seq = 0;
-	r->times = 0;
-}
-
-void rec_cb_func(struct rcu_head *rh)
-{
-	struct rec_cb *r = container_of(rh, struct rec_cb, rh);
-
-	WRITE_ONCE(r->ran_on, smp_processor_id());
-	WRITE_ONCE(r->seq, atomic_inc_return(&rec_seq));
-	WRITE_ONCE(r->times, r->times + 1);
-}
-
-void slow_cb_init(struct slow_cb *s)
-{
-	init_completion(&s->release);
-	s->started = s->finished = 0;
-}
-
-void slow_cb_func(struct rcu_head *rh)
-{
-	struct slow_cb *s = container_of(rh, struct slow_cb, rh);
-
-	WRITE_ONCE(s->started, 1);
-	wait_for_completion(&s->release);
-	WRITE_ONCE(s->finished, 1);
-}
-
 void call_srcu_on(int cpu, struct srcu_struct *ssp, struct rcu_head *rh, rcu_callback_t f)
 {
 	migrate_to_cpu(cpu);

@@ -29,7 +29,7 @@ static void after_gp(void *arg)
 	sim_run_until_idle();
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		for (int i = 0; i < PER_CPU; i++) {
-			rec_cb_init(&rec[cpu][i]);
+			rec_cb_init(&rec[cpu][i], cpu);
 			call_srcu_on(cpu, &ss, &rec[cpu][i].rh, rec_cb_func);
 		}
 	settle(5);
@@ -78,7 +78,7 @@ static void barrier_every_cpu(void *arg)
 	init_srcu_struct(&ss);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		slow_cb_init(&slow[cpu]);
-		rec_cb_init(&rec[cpu][0]);
+		rec_cb_init(&rec[cpu][0], cpu);
 		call_srcu_on(cpu, &ss, &slow[cpu].rh, slow_cb_func);
 		call_srcu_on(cpu, &ss, &rec[cpu][0].rh, rec_cb_func);
 	}
@@ -146,7 +146,7 @@ SIM_TEST(cleanup, bug_while_a_callback_is_pending, .signal = BUG_SIGNAL)
 	x = (struct reader){ 0 };
 	reader_start(&x, &ss, 1);
 	sim_run_until_idle();
-	rec_cb_init(&r);
+	rec_cb_init(&r, 2);
 	call_srcu_on(2, &ss, &r.rh, rec_cb_func);
 	settle(3);
 	/* The reader leaves; CPU 2's kthread has taken the callback and waits

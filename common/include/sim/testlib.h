@@ -1,0 +1,114 @@
+/**
+ * @file testlib.h
+ * @brief What the labs' callback tests share: callbacks that block until
+ * released or record where and in what order they ran, and kthreads that
+ * call a barrier and record what they saw when it returned.
+ *
+ * Rule kept here: a test never sleeps; it forces a schedule by holding
+ * things (a callback that waits for its release, a CPU's interrupts, a named
+ * point) and lets the rest run with sim_run_until_idle(). The callbacks and
+ * kthreads here only record; the test's own thread reads what they recorded
+ * and asserts. Used by labs 4, 5 and 6; nothing here knows a lab's code
+ * (the barrier and the queueing function are the test's to choose).
+ * @ingroup control
+ */
+#ifndef SIM_TESTLIB_H
+#define SIM_TESTLIB_H
+
+#include <stdbool.h>
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+
+/** @addtogroup control
+ * @{ */
+
+/**
+ * A callback that blocks until the test releases it. It sleeps (callback
+ * kthreads run it in process context), so its CPU stays free to pass
+ * quiescent states: grace periods go on while it blocks. Real callbacks
+ * must never sleep; this one stands for one that is merely slow. Its CPU's
+ * callback kthread is blocked meanwhile, so the callbacks queued behind it
+ * wait too.
+ */
+struct slow_cb {
+	struct rcu_head rh;         /**< queue this (call_rcu(&s->rh, slow_cb_func)) */
+	struct completion release;  /**< slow_cb_release() completes it */
+	int started;                /**< it began (set before it blocks) */
+	int finished;               /**< it returned */
+	int cpu;                    /**< the CPU it ran on; -1 until it runs */
+};
+
+/** slow_cb_init() - ready @p s to be queued: not started, not released. */
+void slow_cb_init(struct slow_cb *s);
+/** slow_cb_func() - the callback to queue with @p rh = &s->rh. May sleep. */
+void slow_cb_func(struct rcu_head *rh);
+/**
+ * slow_cb_release() - let @p s return (from the test's thread or anywhere,
+ * before or after it started). Does not wait for it to return.
+ */
+void slow_cb_release(struct slow_cb *s);
+
+/** A callback that records the CPU it ran on, and a global invocation number. */
+struct rec_cb {
+	struct rcu_head rh; /**< queue this (call_rcu(&r->rh, rec_cb_func)) */
+	int queued_on;      /**< set by rec_cb_init(): where the test queues it, or -1 */
+	int ran_on;         /**< the CPU it ran on; -1 until invoked */
+	long seq;           /**< 1, 2, ... in invocation order across all rec_cbs; 0 until invoked */
+	int times;          /**< invocations (a correct RCU makes it exactly 1) */
+};
+
+/** rec_cb_init() - ready @p r, to be queued on @p cpu (-1: the test does not say). */
+void rec_cb_init(struct rec_cb *r, int cpu);
+/** rec_cb_func() - the callback to queue with @p rh = &r->rh. Never sleeps. */
+void rec_cb_func(struct rcu_head *rh);
+/** rec_cb_reset() - restart the global invocation number at 1 (once per boot). */
+void rec_cb_reset(void);
+
+/**
+ * queue_on_cpu() - from the test's thread (holding no CPU): move to @p cpu,
+ * call_rcu(@p rh, @p func) there, and hold no CPU again. The callback is
+ * queued on @p cpu as if a task there had queued it.
+ */
+static inline void queue_on_cpu(int cpu, struct rcu_head *rh, rcu_callback_t func)
+{
+	migrate_to_cpu(cpu);
+	call_rcu(rh, func);
+	migrate_to_cpu(-1);
+}
+
+/**
+ * A kthread ("barrier/N") that calls a barrier once and records what it saw
+ * on return. Fill in do_barrier (and the optional hooks and arg), then
+ * barrier_caller_start().
+ */
+struct barrier_caller {
+	void (*do_barrier)(void);                      /**< rcu_barrier, or a test's own */
+	void (*before)(struct barrier_caller *bc);    /**< optional, just before the barrier */
+	void (*at_return)(struct barrier_caller *bc); /**< optional, as soon as it returns */
+	void *arg;                 /**< for the hooks */
+	int cpu;                   /**< set by barrier_caller_start() */
+	int returned;              /**< the barrier returned (set after at_return) */
+	int early;                 /**< for at_return to set: something it had to wait for had not finished */
+	unsigned long called_at;   /**< jiffies when the barrier was called */
+	unsigned long returned_at; /**< jiffies when it returned */
+	struct task_struct *task;  /**< the kthread */
+};
+
+/**
+ * barrier_caller_start() - start @p bc's kthread on @p cpu, named
+ * "barrier/N". Does not promise when it calls the barrier: it is a kthread
+ * like any other.
+ */
+void barrier_caller_start(struct barrier_caller *bc, int cpu);
+/**
+ * barrier_caller_stop() - wait for @p bc's kthread to end (kthread_stop()),
+ * which means: for its barrier to return. While the test waits, virtual
+ * time jumps to the next timer when nothing else can run (a barrier that
+ * waits for a timer returns then: read called_at and returned_at).
+ */
+void barrier_caller_stop(struct barrier_caller *bc);
+
+/** @} */
+#endif
