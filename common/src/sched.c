@@ -620,9 +620,6 @@ void migrate_to_cpu(int cpu)
 		return;
 	if (cpu < -1 || cpu >= nr_cpu_ids)
 		sim_bug(__FILE__, __LINE__, "migrate_to_cpu(%d): no such CPU", cpu);
-	if (cpu >= 0 && !cpu_online((unsigned int)cpu))
-		sim_bug(__FILE__, __LINE__, "migrate_to_cpu(%d): CPU %d is offline (cpu_up() it "
-			"first)", cpu, cpu);
 	SIM_LOCK();
 	t->home = cpu;
 	switch_to_home_locked(t, "migrate_to_cpu()");

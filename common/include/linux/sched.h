@@ -124,7 +124,8 @@ void sim_might_sleep(const char *file, int line);
 /**
  * migrate_to_cpu() - Simulation only: move the current task to @p cpu: it gives up its CPU (a
  * context switch there) and waits until @p cpu is free. With @p cpu == -1 the
- * task holds no CPU afterwards (a test's controller often runs so). May sleep.
+ * task holds no CPU afterwards (a test's controller often runs so). A task
+ * moved to an offline CPU waits there, parked, until cpu_up(). May sleep.
  */
 void migrate_to_cpu(int cpu);
 

@@ -1,0 +1,368 @@
+/*
+ * tree.c - today's rcu_barrier(), on per-CPU segmented callback lists (lab 6).
+ *
+ * Rule kept here: a CPU's callbacks stay on that CPU's one list, in the
+ * order queued, from call_rcu() until they have been invoked; two tail
+ * pointers cut the list into DONE (grace period over), WAIT (in the grace
+ * period the CPU's kthread waits for) and NEXT (no grace period asked for
+ * yet), and ->len counts each callback until it has been invoked. So a
+ * marker linked behind a list's last callback runs after all of them, and a
+ * list whose ->len is 0 needs no marker. While its CPU is online, only that
+ * CPU changes its list (interrupts off); once the CPU is offline, only
+ * holders of rcu_state.barrier_lock do, and the hotplug callback moves the
+ * whole list behind a live CPU's. A barrier links each marker first and
+ * counts it after, so its own count is 2: one marker may be linked and run
+ * before it is counted.
+ *
+ * Grace periods come from lab 1 (synchronize_rcu() in rcu.c). This file
+ * replaces lab 4's call_rcu() and rcu_barrier().
+ */
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/completion.h>
+#include <linux/compiler.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/interrupt.h>
+#include <linux/irqflags.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/wait.h>
+#include <sim/trace.h>
+#include "lab6.h"
+
+/* Callbacks invoked per pass unless rcu_set_blimit() says otherwise (Linux: 10). */
+#define RCU_DEFAULT_BLIMIT 10
+
+/* The segments, in list order. Segment i ends at *tails[i]. */
+enum { RCU_DONE_TAIL, RCU_WAIT_TAIL, RCU_NEXT_TAIL, RCU_CBLIST_NSEGS };
+
+/*
+ * One CPU's callbacks (Linux's struct rcu_segcblist, with one WAIT segment
+ * instead of two). tails[i] points at the ->next of segment i's last
+ * callback or, when segment i is empty, equals tails[i - 1] (&head for
+ * DONE). ->len is read by other CPUs, so it is written with WRITE_ONCE().
+ */
+struct rcu_segcblist {
+	struct rcu_head *head;                      /* oldest first */
+	struct rcu_head **tails[RCU_CBLIST_NSEGS];
+	long seglen[RCU_CBLIST_NSEGS];              /* callbacks in each segment */
+	long len;       /* on the list, plus taken off and not yet invoked */
+	long len_lazy;  /* NEXT's lazy callbacks that nothing has hurried yet */
+};
+
+/* One CPU's share of RCU's callback machinery. */
+struct rcu_data {
+	struct rcu_segcblist cblist;
+	struct wait_queue_head wq;      /* "rcuc/N" sleeps here while it has nothing to do */
+	struct task_struct *kthread;    /* "rcuc/N": this CPU's callback kthread */
+	struct timer_list lazy_timer;   /* flushes the lazy callbacks */
+	bool lazy_due;                  /* the lazy timer fired: NEXT may wait no longer */
+	unsigned long barrier_seq_snap; /* barrier_sequence when this CPU was last seen to */
+	struct rcu_head barrier_head;   /* rcu_barrier()'s marker for this CPU */
+};
+
+static DEFINE_PER_CPU(struct rcu_data, rcu_data);
+
+/* rcu_barrier()'s shared state (Linux's rcu_state has the same fields). */
+static struct rcu_state {
+	struct mutex barrier_mutex;      /* one barrier's work at a time */
+	spinlock_t barrier_lock;         /* offline CPUs' lists, barrier_seq_snap, starts */
+	unsigned long barrier_sequence;  /* odd while a barrier runs; +2 per barrier */
+	atomic_t barrier_cpu_count;      /* markers not yet invoked, plus 2 */
+	struct completion barrier_completion;
+} rcu_state;
+
+static int blimit = RCU_DEFAULT_BLIMIT;
+
+/* ---- the segmented list ------------------------------------------------- */
+
+static void rcu_segcblist_init(struct rcu_segcblist *cl)
+{
+	cl->head = NULL;
+	for (int i = 0; i < RCU_CBLIST_NSEGS; i++) {
+		cl->tails[i] = &cl->head;
+		cl->seglen[i] = 0;
+	}
+	cl->len = 0;
+	cl->len_lazy = 0;
+}
+
+/* Callbacks on the list itself (->len also counts those being invoked). */
+static long rcu_segcblist_n_queued(const struct rcu_segcblist *cl)
+{
+	return cl->seglen[RCU_DONE_TAIL] + cl->seglen[RCU_WAIT_TAIL] + cl->seglen[RCU_NEXT_TAIL];
+}
+
+/*
+ * TODO 1: the list's three moves, each with interrupts off (its caller's):
+ * rcu_segcblist_enqueue() appends a callback to NEXT and counts it (in
+ * ->len, and in ->len_lazy if lazy; a callback that is not lazy hurries
+ * the lazy ones before it, so ->len_lazy starts again from 0);
+ * rcu_segcblist_advance() joins segment @seg to the one before it (NEXT to
+ * WAIT when a grace period starts for NEXT, WAIT to DONE when it ends);
+ * rcu_segcblist_dequeue_done() takes the oldest DONE callback off the list,
+ * or returns NULL. A callback taken off still counts in ->len until it has
+ * been invoked.
+ */
+
+/* ---- call_rcu(), lazy or not ---------------------------------------------- */
+
+/*
+ * The lazy flush timer (IRQ context): NEXT has waited long enough. It only
+ * says so: the CPU's own kthread moves the list (another CPU's timer may
+ * run this after a hotplug, and a list is its CPU's alone).
+ */
+static void rcu_lazy_timer_fn(struct timer_list *t)
+{
+	struct rcu_data *rdp = container_of(t, struct rcu_data, lazy_timer);
+
+	/* TODO 2: mark the lazy callbacks due and wake the CPU's kthread. */
+	(void)rdp;
+}
+
+static void __call_rcu(struct rcu_head *head, rcu_callback_t func, bool lazy)
+{
+	/*
+	 * TODO 2: queue @head on this CPU's list with interrupts off
+	 * (trace_rcu_callback_queued(head) first, while it is still yours).
+	 * A callback that is not lazy wakes the CPU's kthread. A lazy one does
+	 * not: the first lazy one arms the CPU's lazy timer for
+	 * LAZY_FLUSH_JIFFIES from now, and the LAZY_FLUSH_CBS-th one in a row
+	 * hurries them all (->len_lazy back to 0) and wakes the kthread.
+	 */
+	(void)head;
+	(void)func;
+	(void)lazy;
+}
+
+void call_rcu(struct rcu_head *head, rcu_callback_t func)
+{
+	__call_rcu(head, func, true);
+}
+
+void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func)
+{
+	__call_rcu(head, func, false);
+}
+
+/* ---- rcuc/N: grace periods and invocation ---------------------------------- */
+
+/* Given: free the object a kfree_rcu() callback stands for (see rcupdate.h). */
+static void rcu_kfree(struct rcu_head *rhp, unsigned long offset)
+{
+	trace_event(TR_CB_INVOKE, "kfree_rcu", (long)offset);
+	kfree((char *)rhp - offset);
+}
+
+/*
+ * TODO 4: invoke one callback: a kfree_rcu() callback holds no function
+ * but the offset of its rcu_head in the object to free
+ * (__is_kfree_rcu_offset()): hand those to rcu_kfree(), every other one
+ * to rcu_invoke_callback().
+ */
+static void rcu_invoke(struct rcu_head *rhp)
+{
+	(void)rhp;
+	(void)rcu_kfree;
+}
+
+/*
+ * TODO 3 (helpers): does rcuc/N have work (ready callbacks, or NEXT
+ * callbacks that may not wait: hurried ones, or lazy ones whose timer
+ * fired)? A grace period for NEXT: join NEXT to WAIT, synchronize_rcu(),
+ * join WAIT to DONE (interrupts off around each move, never around the
+ * grace period). One pass: rcu_cb_pass_begin(), then at most blimit DONE
+ * callbacks, each taken off with interrupts off, invoked with them on, and
+ * only then no longer counted in ->len.
+ */
+
+/* The body of "rcuc/N", bound to CPU N. */
+static int rcu_cpu_kthread(void *arg)
+{
+	struct rcu_data *rdp = arg;
+
+	/* TODO 3: until kthread_should_stop(): sleep on rdp->wq until there is
+	 * work (or a stop); give NEXT a grace period if it needs one; one pass
+	 * over DONE; cond_resched(). */
+	(void)rdp;
+	return 0;
+}
+
+/* ---- rcu_barrier(): the sequence number ------------------------------------ */
+
+/* Given: wrap-safe "a is at or after b" for counters that only grow. */
+#define ULONG_CMP_GE(a, b) (~0UL / 2 >= (a) - (b))
+/* Given: the low bit of a sequence number is its state: 1 while a barrier runs. */
+#define RCU_SEQ_STATE_MASK 1UL
+
+static unsigned long rcu_seq_state(unsigned long s)
+{
+	return s & RCU_SEQ_STATE_MASK;
+}
+
+/* Given: a barrier starts (the sequence becomes odd) and ends (even again). */
+static void rcu_seq_start(unsigned long *sp)
+{
+	WARN_ON(rcu_seq_state(*sp));
+	WRITE_ONCE(*sp, *sp + 1);
+}
+
+static void rcu_seq_end(unsigned long *sp)
+{
+	WARN_ON(!rcu_seq_state(*sp));
+	WRITE_ONCE(*sp, *sp + 1);
+}
+
+/*
+ * TODO 5: rcu_seq_snap() - the value *sp will have once a whole barrier
+ * that starts after now has ended (if one is running, it started too early:
+ * the one after it). rcu_seq_done() - has *sp reached @s (ULONG_CMP_GE)?
+ */
+static unsigned long rcu_seq_snap(unsigned long *sp)
+{
+	(void)sp;
+	return 0;
+}
+
+static bool rcu_seq_done(unsigned long *sp, unsigned long s)
+{
+	(void)sp;
+	(void)s;
+	return false;
+}
+
+unsigned long rcu_barrier_sequence(void)
+{
+	return READ_ONCE(rcu_state.barrier_sequence);
+}
+
+/* ---- rcu_barrier(): markers ----------------------------------------------- */
+
+/* TODO 7: the marker's callback (the last one completes). */
+static void rcu_barrier_callback(struct rcu_head *rhp)
+{
+	(void)rhp;
+}
+
+/*
+ * TODO 6: rcu_segcblist_entrain() - link @rhp behind the list's last
+ * callback, in that callback's segment (the last segment that is not empty,
+ * DONE if all are: "wait for all prior callbacks, NOT necessarily for a
+ * grace period"), and count it in ->len; false, linking nothing, if ->len
+ * is 0. rcu_barrier_entrain() - if a barrier runs and @rdp has not been
+ * seen to for it (barrier_seq_snap): hurry @rdp's lazy callbacks, link its
+ * marker (traced as queued) and wake its kthread; then note it seen to.
+ * True if it linked a marker, which the caller counts. Called under
+ * barrier_lock, for an online CPU on that CPU.
+ */
+
+/* Cross-call: on the CPU whose marker it links; *@linked says whether it did. */
+static void rcu_barrier_handler(void *linked)
+{
+	/* TODO 6: rcu_barrier_entrain() for this CPU, under barrier_lock. */
+	(void)linked;
+}
+
+/*
+ * TODO 7 (helper): see to @cpu for the barrier @gseq; true if a marker was
+ * linked for it (the caller counts it). Nothing if someone saw to it
+ * already (barrier_seq_snap, read with smp_load_acquire()). Under
+ * barrier_lock: a CPU with no callbacks (->len 0) is only noted seen to (no
+ * cross-call); an offline CPU's marker is linked here, from this CPU. Any
+ * other CPU links its own, by a waited-for cross-call; if that fails
+ * (-ENXIO: the CPU went offline meanwhile), look at the CPU again.
+ */
+
+void rcu_barrier(void)
+{
+	/*
+	 * TODO 5: snapshot the sequence before anything else; under
+	 * barrier_mutex, return at once if a barrier that started after the
+	 * snapshot has ended meanwhile (its work covers yours).
+	 * TODO 7: start the sequence and set the count to 2 (under
+	 * barrier_lock); see to every possible CPU, counting each marker
+	 * linked; drop the 2; wait for the completion; end the sequence.
+	 */
+	(void)rcu_seq_snap;
+	(void)rcu_seq_done;
+	(void)rcu_seq_start;
+	(void)rcu_seq_end;
+	(void)rcu_barrier_handler;
+	(void)rcu_barrier_callback;
+	(void)rcu_invoke;
+	(void)rcu_segcblist_n_queued;
+}
+
+/* ---- CPU hotplug ------------------------------------------------------------ */
+
+/*
+ * TODO 8: rcu_segcblist_merge() - move every callback on @src, in order,
+ * behind @dst's NEXT (they wait for one more grace period: always safe),
+ * with their count; @src keeps in ->len only those taken off and not yet
+ * invoked. rcutree_dead_cpu() - the hotplug teardown of a dead @cpu, run
+ * on a surviving CPU: under barrier_lock, if @cpu's list holds callbacks,
+ * entrain its marker for a barrier in progress (counting it), then merge the
+ * list into this CPU's; wake this CPU's kthread.
+ */
+
+static int rcutree_dead_cpu(unsigned int cpu)
+{
+	(void)cpu;
+	return 0;
+}
+
+/* ---- boot and shutdown (given, but for TODO 3's kthreads) ------------------ */
+
+void rcu_callbacks_init(void)
+{
+	int cpu;
+
+	/* Per-boot state: a test boots many kernels in one process. */
+	blimit = RCU_DEFAULT_BLIMIT;
+	mutex_init(&rcu_state.barrier_mutex);
+	spin_lock_init(&rcu_state.barrier_lock);
+	rcu_state.barrier_sequence = 0;
+	atomic_set(&rcu_state.barrier_cpu_count, 0);
+	init_completion(&rcu_state.barrier_completion);
+	for_each_possible_cpu(cpu) {
+		struct rcu_data *rdp = per_cpu_ptr(&rcu_data, cpu);
+
+		rcu_segcblist_init(&rdp->cblist);
+		init_waitqueue_head(&rdp->wq);
+		timer_setup(&rdp->lazy_timer, rcu_lazy_timer_fn, 0);
+		rdp->lazy_due = false;
+		rdp->barrier_seq_snap = 0;
+		/* TODO 3: start this CPU's callback kthread, bound to it, named "rcuc/N". */
+		(void)rcu_cpu_kthread;
+	}
+	cpuhp_setup_state_nocalls(CPUHP_RCUTREE_PREP, "rcu/tree:dead", NULL, rcutree_dead_cpu);
+}
+
+void rcu_callbacks_exit(void)
+{
+	int cpu;
+
+	cpuhp_remove_state_nocalls(CPUHP_RCUTREE_PREP);
+	for_each_possible_cpu(cpu) {
+		struct rcu_data *rdp = per_cpu_ptr(&rcu_data, cpu);
+
+		del_timer_sync(&rdp->lazy_timer);
+		if (rdp->kthread)
+			kthread_stop(rdp->kthread);
+		rdp->kthread = NULL;
+		rcu_segcblist_init(&rdp->cblist);
+	}
+}
+
+void rcu_set_blimit(int n)
+{
+	WRITE_ONCE(blimit, n > 0 ? n : 1);
+}
