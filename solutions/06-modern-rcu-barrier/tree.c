@@ -395,8 +395,9 @@ static void rcu_barrier_callback(struct rcu_head *rhp)
  * DONE if all are: "wait for all prior callbacks, NOT necessarily for a
  * grace period"), and count it in ->len; false, linking nothing, if ->len
  * is 0. rcu_barrier_entrain() - if a barrier runs and @rdp has not been
- * seen to for it (barrier_seq_snap): hurry @rdp's lazy callbacks, link its
- * marker (traced as queued) and wake its kthread; then note it seen to.
+ * seen to for it (barrier_seq_snap): link its marker (traced as queued),
+ * note it seen to, and wake its kthread (the marker is not lazy: behind lazy
+ * callbacks in NEXT it hurries them, but only an awake rcuc/N sees that).
  * True if it linked a marker, which the caller counts. Called under
  * barrier_lock, for an online CPU on that CPU.
  */
@@ -425,13 +426,13 @@ static bool rcu_barrier_entrain(struct rcu_data *rdp)
 
 	if (!rcu_seq_state(gseq) || rdp->barrier_seq_snap == gseq)
 		return false;
-	WRITE_ONCE(rdp->cblist.len_lazy, 0);
 	if (rdp->cblist.len) {
 		rdp->barrier_head.func = rcu_barrier_callback;
 		trace_rcu_callback_queued(&rdp->barrier_head);
 		linked = rcu_segcblist_entrain(&rdp->cblist, &rdp->barrier_head);
 	}
 	smp_store_release(&rdp->barrier_seq_snap, gseq);
+	/* A marker is never lazy: NEXT, lazy callbacks and all, now needs a grace period. */
 	if (linked)
 		wake_up(&rdp->wq);
 	return linked;
