@@ -130,7 +130,8 @@ class Site:
         self.edition = edition
         self.labs = []      # dicts: name, label, title, json, readme
         self.quizzes = []   # dicts: name, label, path
-        self.tests = {}     # "suite/name" -> anchor
+        self.tests = {}     # (lab label, "suite/name") -> anchor: labs may share a test's name
+        self.page_lab = None  # label of the lab whose page (handout or quiz) is being written
         self.page_for = {}  # absolute .md path -> page label
         labs_dir = os.path.join(self.src, 'labs')
         for name in sorted(os.listdir(labs_dir)) if os.path.isdir(labs_dir) else []:
@@ -149,7 +150,8 @@ class Site:
             self.page_for[os.path.realpath(d)] = lab['label']
             for t in js.get('tests', []):
                 tname = t.get('name', '')
-                self.tests[tname] = 'test_%s_%s' % (lab['label'], re.sub(r'\W', '_', tname))
+                self.tests[(lab['label'], tname)] = 'test_%s_%s' % (lab['label'],
+                                                                   re.sub(r'\W', '_', tname))
         qdir = os.path.join(self.src, 'quizzes')
         for fn in sorted(os.listdir(qdir)) if os.path.isdir(qdir) else []:
             if re.match(r'\d\d-.*\.md$', fn):
@@ -249,10 +251,17 @@ class Site:
             line)
         # link test names to the lab's tests table
         return TESTNAME_RE.sub(
-            lambda m: ('<tt>@ref %s "%s/%s"</tt>' % (self.tests['%s/%s' % m.groups()],
+            lambda m: ('<tt>@ref %s "%s/%s"</tt>' % (self.test_anchor('%s/%s' % m.groups()),
                                                        m.group(1), m.group(2)))
-            if '%s/%s' % m.groups() in self.tests else m.group(0),
+            if self.test_anchor('%s/%s' % m.groups()) else m.group(0),
             line)
+
+    def test_anchor(self, name):
+        """The anchor of test NAME: the current lab's own, else the one lab that has it."""
+        if (self.page_lab, name) in self.tests:
+            return self.tests[(self.page_lab, name)]
+        found = [a for (label, n), a in self.tests.items() if n == name]
+        return found[0] if len(found) == 1 else None
 
     # ---- pages ---------------------------------------------------------
     def lab_page(self, lab):
@@ -264,7 +273,9 @@ class Site:
         else:
             text = '# %s\n\nThe handout of this lab (`labs/%s/README.md`) is not written yet.\n' % (
                 title, lab['name'])
+        self.page_lab = lab['label']
         text = self.fix_page(text, lab['label'], lab['readme'], title)
+        self.page_lab = None
         extra = ['', '## The tests of this lab {#%s_tests}' % lab['label'], '']
         tests = js.get('tests', [])
         extra.append('Run them with `./workbook check %s` (or `build/%s_tests --color=never`).'
@@ -275,7 +286,7 @@ class Site:
             for t in tests:
                 hint = str(t.get('hint', '')).replace('|', '\\|').replace('\n', ' ')
                 extra.append('| <a id="%s"></a>`%s` | %s | %s |' % (
-                    self.tests[t['name']], t['name'], t.get('points', ''), hint))
+                    self.tests[(lab['label'], t['name'])], t['name'], t.get('points', ''), hint))
         else:
             extra.append('The manifest `labs/%s/lab.json` lists no graded tests yet.' % lab['name'])
         extra.append('')
@@ -323,7 +334,10 @@ class Site:
             text = kept.rstrip() + '\n\n' + (
                 'The answers are in the instructor edition of these pages.\n' if answers else '')
         title = 'Quick Quiz %d' % lab_number(q['name'])
-        return self.fix_page(text, q['label'], q['path'], title, dropped)
+        self.page_lab = 'lab%d' % lab_number(q['name'])
+        page = self.fix_page(text, q['label'], q['path'], title, dropped)
+        self.page_lab = None
+        return page
 
     def lab_sequence_dot(self):
         planned = [('01-synchronize-rcu', 'lab1', 'synchronize_rcu()'),

@@ -11,6 +11,7 @@
 #include <linux/sched.h>
 #include <linux/timer.h>
 #include <sim/testlib.h>
+#include <sim/trace.h>
 
 void slow_cb_init(struct slow_cb *s)
 {
@@ -67,6 +68,7 @@ static int barrier_caller_fn(void *arg)
 		bc->before(bc);
 	WRITE_ONCE(bc->called_at, jiffies);
 	bc->do_barrier();
+	trace_mark("barrier/%d returned", bc->cpu);
 	WRITE_ONCE(bc->returned_at, jiffies);
 	if (bc->at_return)
 		bc->at_return(bc);

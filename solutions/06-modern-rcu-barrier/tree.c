@@ -102,15 +102,19 @@ static long rcu_segcblist_n_queued(const struct rcu_segcblist *cl)
 }
 
 /*
- * TODO 1: the list's three moves, each with interrupts off (its caller's):
- * rcu_segcblist_enqueue() appends a callback to NEXT and counts it (in
- * ->len, and in ->len_lazy if lazy; a callback that is not lazy hurries
- * the lazy ones before it, so ->len_lazy starts again from 0);
- * rcu_segcblist_advance() joins segment @seg to the one before it (NEXT to
- * WAIT when a grace period starts for NEXT, WAIT to DONE when it ends);
- * rcu_segcblist_dequeue_done() takes the oldest DONE callback off the list,
- * or returns NULL. A callback taken off still counts in ->len until it has
- * been invoked.
+ * TODO 1: the list's three moves, each called with interrupts off:
+ *
+ *   static void rcu_segcblist_enqueue(struct rcu_segcblist *cl,
+ *                                     struct rcu_head *rhp, bool lazy);
+ *	append @rhp to NEXT and count it (in ->len; in ->len_lazy if lazy,
+ *	while a callback that is not lazy hurries the lazy ones before it:
+ *	->len_lazy starts again from 0);
+ *   static void rcu_segcblist_advance(struct rcu_segcblist *cl, int seg);
+ *	join segment @seg to the one before it (NEXT to WAIT when a grace
+ *	period starts for NEXT, WAIT to DONE when it ends);
+ *   static struct rcu_head *rcu_segcblist_dequeue_done(struct rcu_segcblist *cl);
+ *	take the oldest DONE callback off the list (NULL if DONE is empty).
+ *	It still counts in ->len until it has been invoked.
  */
 /* BEGIN SOLUTION */
 static void rcu_segcblist_enqueue(struct rcu_segcblist *cl, struct rcu_head *rhp, bool lazy)
@@ -172,9 +176,10 @@ static void __call_rcu(struct rcu_head *head, rcu_callback_t func, bool lazy)
 	 * TODO 2: queue @head on this CPU's list with interrupts off
 	 * (trace_rcu_callback_queued(head) first, while it is still yours).
 	 * A callback that is not lazy wakes the CPU's kthread. A lazy one does
-	 * not: the first lazy one arms the CPU's lazy timer for
-	 * LAZY_FLUSH_JIFFIES from now, and the LAZY_FLUSH_CBS-th one in a row
-	 * hurries them all (->len_lazy back to 0) and wakes the kthread.
+	 * not: the first of a batch (->len_lazy now 1) starts the batch not
+	 * yet due and arms the CPU's lazy timer for LAZY_FLUSH_JIFFIES from
+	 * now; the LAZY_FLUSH_CBS-th one in a row hurries them all
+	 * (->len_lazy back to 0) and wakes the kthread.
 	 */
 	/* BEGIN SOLUTION */
 	struct rcu_data *rdp;
@@ -514,7 +519,7 @@ void rcu_barrier(void)
 	rcu_seq_start(&rcu_state.barrier_sequence);
 	gseq = rcu_state.barrier_sequence;
 	init_completion(&rcu_state.barrier_completion);
-	/* 2, not 1: a marker may run before it is counted (handout, step 7). */
+	/* 2, not 1: a marker may run before it is counted (the handout says why). */
 	atomic_set(&rcu_state.barrier_cpu_count, 2);
 	spin_unlock_irqrestore(&rcu_state.barrier_lock, flags);
 	for_each_possible_cpu(cpu)

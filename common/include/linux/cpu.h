@@ -24,7 +24,7 @@
  * @{ */
 
 /**
- * The named point (see sim_point()) that cpu_down() passes after the CPU is
+ * Simulation only: the named point (see sim_point()) that cpu_down() passes after the CPU is
  * offline and before the teardown callbacks of the hotplug states run (in
  * Linux, between the CPU's death and takedown_cpu()'s
  * rcutree_migrate_callbacks()). cpu_down()'s task holds no CPU there, so a

@@ -75,7 +75,7 @@ void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func);
  * __is_kfree_rcu_offset() - true if a callback "function" is in fact a
  * kfree_rcu() offset: no function lies in the first page of the address
  * space, and no rcu_head lies 4096 bytes or more into the object kfree_rcu()
- * frees (Linux's test, v3.0 to v5.x).
+ * frees (Linux's test since v3.0, 2011).
  */
 #define __is_kfree_rcu_offset(offset) ((offset) < 4096)
 
@@ -87,7 +87,7 @@ void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func);
  * kfree()s the object itself (lab 6). So nothing of the caller's code runs
  * when the object is freed: a module that frees with kfree_rcu() only may
  * be unloaded with those callbacks still queued (Documentation/RCU/
- * checklist.rst). This is Linux's kfree_rcu() from v3.0 (2011) to v5.x;
+ * checklist.rst). This is Linux's classic kfree_rcu() (v3.0, 2011);
  * today's batches the pointers in pages instead, to the same effect.
  *
  * Does not promise when the object is freed (lab 6: it is lazy, like

@@ -22,7 +22,7 @@
 typedef void (*smp_call_func_t)(void *info);
 
 /**
- * The named point (see sim_point()) that every cross-call's caller passes
+ * Simulation only: the named point (see sim_point()) that every cross-call's caller passes
  * just before on_each_cpu() or smp_call_function_single() returns to it
  * (after the wait, preemption enabled again). A test that holds it stops
  * the caller right there, keeping its CPU, as if the caller had been

@@ -80,8 +80,8 @@ static inline void queue_on_cpu(int cpu, struct rcu_head *rh, rcu_callback_t fun
 
 /**
  * A kthread ("barrier/N") that calls a barrier once and records what it saw
- * on return. Fill in do_barrier (and the optional hooks and arg), then
- * barrier_caller_start().
+ * on return; the timeline shows the mark "barrier/N returned". Fill in
+ * do_barrier (and the optional hooks and arg), then barrier_caller_start().
  */
 struct barrier_caller {
 	void (*do_barrier)(void);                      /**< rcu_barrier, or a test's own */

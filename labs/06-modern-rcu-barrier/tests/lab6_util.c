@@ -4,7 +4,7 @@
 #include <linux/cpu.h>
 #include <linux/kthread.h>
 #include <linux/smp.h>
-#include <sim/sim.h>
+#include <sim/test.h>
 #include "lab6_util.h"
 
 void queue_lazy_on(int cpu, struct rcu_head *rh, rcu_callback_t func)
@@ -38,6 +38,10 @@ void queue_ready_held(int cpu, struct rec_cb *cbs, int n)
 	}
 	migrate_to_cpu(-1);
 	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point(pass_point(cpu)), 1,
+		     "%d callbacks queued with call_rcu_hurry() on CPU %d never became ready: "
+		     "rcuc/%d did not reach its first pass over DONE (rcu_cb_pass_begin()) once "
+		     "their grace period was over (TODO 1-3)", n, cpu, cpu);
 }
 
 void start_slow_on(int cpu, struct slow_cb *s)
@@ -45,6 +49,17 @@ void start_slow_on(int cpu, struct slow_cb *s)
 	slow_cb_init(s);
 	queue_hurry_on(cpu, &s->rh, slow_cb_func);
 	sim_run_until_idle();
+	cr_assert(READ_ONCE(s->started), "a callback queued with call_rcu_hurry() on CPU %d was "
+		  "never invoked: it goes to CPU %d's NEXT (TODO 1, 2), and rcuc/%d gives NEXT a "
+		  "grace period and invokes DONE (TODO 3)", cpu, cpu, cpu);
+}
+
+void expect_gp_started(long gps_before, int cpu)
+{
+	cr_assert_gt(trace_count(TR_GP_START), gps_before,
+		     "a callback queued with call_rcu_hurry() on CPU %d started no grace period: "
+		     "it wakes rcuc/%d, which joins NEXT to WAIT and calls synchronize_rcu() "
+		     "(TODO 1-3)", cpu, cpu);
 }
 
 void stamp_cb_init(struct stamp_cb *c)

@@ -33,6 +33,9 @@ const char *pass_point(int cpu);
 /* A slow_cb queued (hurried) on @cpu and started: it blocks there until released. */
 void start_slow_on(int cpu, struct slow_cb *s);
 
+/* Assert that a grace period started since trace_count(TR_GP_START) was @gps_before. */
+void expect_gp_started(long gps_before, int cpu);
+
 /* A callback that stamps when it ran, in jiffies. */
 struct stamp_cb {
 	struct rcu_head rh;

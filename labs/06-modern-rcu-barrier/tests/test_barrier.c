@@ -204,6 +204,7 @@ static void behind_waiting(void *arg)
 {
 	static struct barrier_caller bc;
 	struct task_struct *reader;
+	long gps;
 
 	(void)arg;
 	rec_cb_reset();
@@ -213,8 +214,10 @@ static void behind_waiting(void *arg)
 	sim_run_until_idle();
 	rec_cb_init(&waiting, 2);
 	rec_cb_init(&next_one, 2);
+	gps = trace_count(TR_GP_START);
 	queue_hurry_on(2, &waiting.rh, rec_cb_func);
 	sim_run_until_idle();
+	expect_gp_started(gps, 2);
 	queue_hurry_on(2, &next_one.rh, rec_cb_func);
 	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = note_both_ran };
 	barrier_caller_start(&bc, 0);
@@ -294,6 +297,8 @@ static struct slow_cb cpu3_running;
 static void note_cpu3_done(struct barrier_caller *bc)
 {
 	bc->early = !READ_ONCE(cpu3_running.finished);
+	if (bc->early)
+		trace_mark("CPU 3's callback still runs");
 }
 
 static void marker_before_count(void *arg)
@@ -321,9 +326,9 @@ static void marker_before_count(void *arg)
 		  "seed %llu: rcu_barrier() returned while CPU 3's callback, queued before it, "
 		  "was still running: its count reached zero when CPU 2's marker ran, before the "
 		  "barrier had counted that marker (its caller was stopped the moment the "
-		  "cross-call returned, as preemption can stop it). A marker is linked first and "
-		  "counted after, and may run in between: the count the barrier starts with must "
-		  "keep it above zero through that (TODO 7; the handout's step 7)",
+		  "cross-call returned, as preemption can stop it): a marker is linked first and "
+		  "counted after, and ran in between (TODO 7: the count the barrier starts with; "
+		  "the handout's step 5)",
 		  (unsigned long long)sim_seed());
 	slow_cb_release(&cpu3_running);
 	sim_run_until_idle();

@@ -53,9 +53,8 @@ static void late_caller(void *arg)
 	cr_assert(!READ_ONCE(late.returned),
 		  "seed %llu: an rcu_barrier() called on CPU 2 while another was running returned "
 		  "when that one ended, with the callback it had queued on CPU 2 just before still "
-		  "waiting: the running barrier had passed CPU 2 before that callback was queued. "
-		  "A caller may rely only on a barrier that started after it: its snapshot is the "
-		  "end of the barrier after the running one (TODO 5: rcu_seq_snap())",
+		  "waiting: the running barrier had passed CPU 2 before that callback was queued, "
+		  "and the snapshot took its end for enough (TODO 5: rcu_seq_snap())",
 		  (unsigned long long)sim_seed());
 	sim_release_point(pass_point(2));
 	sim_run_until_idle();
@@ -102,9 +101,9 @@ static void shared_barrier(void *arg)
 	cr_assert_eq(ran, 2ul,
 		     "seed %llu: 3 callers, %lu barriers that did their work (rcu_barrier_sequence() "
 		     "went from %lu to %lu): expected 2, the first caller's and one that the other "
-		     "two, waiting for the mutex together, share. A caller whose snapshot a "
-		     "barrier has reached by the time it holds the mutex returns at once (TODO 5: "
-		     "rcu_seq_snap(), rcu_seq_done(), the early return in rcu_barrier())",
+		     "two, waiting for the mutex together, share: a barrier that started after "
+		     "both of them had ended when the last took the mutex, and it did the work "
+		     "again (TODO 5: rcu_seq_snap(), rcu_seq_done(), the start of rcu_barrier())",
 		     (unsigned long long)sim_seed(), ran, seq0, rcu_barrier_sequence());
 	for (int i = 0; i < 3; i++)
 		barrier_caller_stop(&bc[i]);
