@@ -217,6 +217,32 @@ static void cpu_park_drain_offline(int cpu, int control)
 	SIM_UNLOCK();
 }
 
+/* cpu_down()'s steps, from the control CPU: offline, the dead point, the teardowns. */
+static void cpu_take_down(int cpu, int control)
+{
+	cpu_park_drain_offline(cpu, control);
+	/* Off every CPU: a held test may keep it here as long as it likes. */
+	move_to(-1);
+	sim_point(CPUHP_DEAD_POINT);
+	move_to(control);
+	cpuhp_run((unsigned int)cpu, false);
+}
+
+/* cpu_up()'s steps, from the control CPU: the startups, then online, its parked tasks run. */
+static void cpu_bring_up(int cpu)
+{
+	struct sim_cpu *c = cpu_of(cpu);
+
+	cpuhp_run((unsigned int)cpu, true);
+	SIM_LOCK();
+	atomic_store(&c->offline, false);
+	c->parked = false;
+	hotplug_mark(cpu, "online");
+	cpu_run_next_locked(c);
+	sched_note_progress_locked();
+	SIM_UNLOCK();
+}
+
 /* Bound back to @home afterwards, or to @control if @home is gone. */
 static void cpuhp_return_home(int home, int control)
 {
@@ -232,58 +258,41 @@ static int current_home(void)
 	return t ? t->home : -1;
 }
 
-int cpu_down(unsigned int cpu)
+/*
+ * One hotplug operation, @up or down: under cpu_hotplug_lock, on the control
+ * CPU, and back where the caller was bound afterwards. -EINVAL when @cpu is
+ * already in the state asked for; -EBUSY when no other CPU is online.
+ */
+static int cpuhp_do(unsigned int cpu, bool up)
 {
 	int home = current_home(), control, ret = 0;
 
 	might_sleep();
-	check_cpu(cpu, "cpu_down");
+	check_cpu(cpu, up ? "cpu_up" : "cpu_down");
 	mutex_lock(&cpu_hotplug_lock);
 	control = control_cpu(cpu);
-	if (!cpu_online(cpu))
+	if (cpu_online(cpu) == up)
 		ret = -EINVAL;
 	else if (control < 0)
 		ret = -EBUSY;
-	if (ret)
-		goto out;
-	move_to(control);
-	cpu_park_drain_offline((int)cpu, control);
-	/* Off every CPU: a held test may keep it here as long as it likes. */
-	move_to(-1);
-	sim_point(CPUHP_DEAD_POINT);
-	move_to(control);
-	cpuhp_run(cpu, false);
-	cpuhp_return_home(home, control);
-out:
+	if (!ret) {
+		move_to(control);
+		if (up)
+			cpu_bring_up((int)cpu);
+		else
+			cpu_take_down((int)cpu, control);
+		cpuhp_return_home(home, control);
+	}
 	mutex_unlock(&cpu_hotplug_lock);
 	return ret;
 }
 
+int cpu_down(unsigned int cpu)
+{
+	return cpuhp_do(cpu, false);
+}
+
 int cpu_up(unsigned int cpu)
 {
-	int home = current_home(), control, ret = 0;
-
-	might_sleep();
-	check_cpu(cpu, "cpu_up");
-	mutex_lock(&cpu_hotplug_lock);
-	control = control_cpu(cpu);
-	if (cpu_online(cpu)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	move_to(control);
-	cpuhp_run(cpu, true);
-	SIM_LOCK();
-	struct sim_cpu *c = cpu_of((int)cpu);
-
-	atomic_store(&c->offline, false);
-	c->parked = false;
-	hotplug_mark((int)cpu, "online");
-	cpu_run_next_locked(c);
-	sched_note_progress_locked();
-	SIM_UNLOCK();
-	cpuhp_return_home(home, control);
-out:
-	mutex_unlock(&cpu_hotplug_lock);
-	return ret;
+	return cpuhp_do(cpu, true);
 }

@@ -9,7 +9,9 @@
 #include <linux/compiler.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/timer.h>
+#include <sim/sim.h>
 #include <sim/testlib.h>
 #include <sim/trace.h>
 
@@ -60,6 +62,22 @@ void rec_cb_func(struct rcu_head *rh)
 	WRITE_ONCE(r->times, r->times + 1);
 }
 
+struct freeme *freeme_alloc(atomic_t *freed)
+{
+	struct freeme *f = kmalloc(sizeof(*f), GFP_KERNEL);
+
+	f->freed = freed;
+	return f;
+}
+
+void freeme_func(struct rcu_head *rh)
+{
+	struct freeme *f = container_of(rh, struct freeme, rh);
+
+	atomic_inc(f->freed);
+	kfree(f);
+}
+
 static int barrier_caller_fn(void *arg)
 {
 	struct barrier_caller *bc = arg;
@@ -90,4 +108,42 @@ void barrier_caller_stop(struct barrier_caller *bc)
 	if (bc->task)
 		kthread_stop(bc->task);
 	bc->task = NULL;
+}
+
+static void irq_race_irq(void *arg)
+{
+	struct irq_race *r = arg;
+
+	WRITE_ONCE(r->irq_ran, 1);
+	r->queue(&r->by_irq.rh, rec_cb_func);
+}
+
+static int irq_race_task(void *arg)
+{
+	struct irq_race *r = arg;
+
+	r->queue(&r->by_task.rh, rec_cb_func);
+	return 0;
+}
+
+long irq_race_sweep(struct irq_race *r, long max_k, void (*check)(struct irq_race *r, long k))
+{
+	long k, came = 0;
+
+	for (k = 1; k <= max_k; k++) {
+		rec_cb_reset();
+		rec_cb_init(&r->by_task, r->cpu);
+		rec_cb_init(&r->by_irq, r->cpu);
+		r->irq_ran = 0;
+		r->start();
+		sim_irq_at_access(r->cpu, k, irq_race_irq, r, "queue_irq");
+		kthread_stop(kthread_run_on_cpu(irq_race_task, r, (unsigned int)r->cpu, "poster"));
+		sim_run_until_idle();
+		check(r, k);
+		r->stop();
+		if (!r->irq_ran)
+			break;
+		came++;
+	}
+	return came;
 }

@@ -180,25 +180,55 @@ static void rcu_invoke(struct rcu_head *rhp)
 }
 
 /*
- * TODO 3 (helpers): does rcuc/N have work (ready callbacks, or NEXT
- * callbacks that may not wait: hurried ones, or lazy ones whose timer
- * fired)? A grace period for NEXT: join NEXT to WAIT, synchronize_rcu(),
+ * TODO 3: rcuc/N's three steps (the kthread below is given). Does NEXT need
+ * a grace period now (it holds callbacks that may not wait: hurried ones,
+ * or lazy ones whose timer fired)? Does rcuc/N have work (that, or ready
+ * callbacks)? A grace period for NEXT: join NEXT to WAIT, synchronize_rcu(),
  * join WAIT to DONE (interrupts off around each move, never around the
  * grace period). One pass: rcu_cb_pass_begin(), then at most blimit DONE
  * callbacks, each taken off with interrupts off, invoked with them on, and
  * only then no longer counted in ->len.
  */
+static bool rcu_next_needs_gp(struct rcu_data *rdp)
+{
+	(void)rdp;
+	return false;
+}
 
-/* The body of "rcuc/N", bound to CPU N. */
+static bool rcu_cpu_has_work(struct rcu_data *rdp)
+{
+	(void)rdp;
+	return false;
+}
+
+static void rcu_gp_for_next(struct rcu_data *rdp)
+{
+	(void)rdp;
+}
+
+static void rcu_do_batch(struct rcu_data *rdp)
+{
+	(void)rdp;
+	(void)rcu_invoke;
+}
+
+/*
+ * The body of "rcuc/N", bound to CPU N (given): sleep until there is work,
+ * give NEXT a grace period if it needs one, then one pass over DONE.
+ */
 static int rcu_cpu_kthread(void *arg)
 {
 	struct rcu_data *rdp = arg;
 
-	/* TODO 3: until kthread_should_stop(): sleep on rdp->wq until there is
-	 * work (or a stop); give NEXT a grace period if it needs one; one pass
-	 * over DONE; cond_resched(). */
-	(void)rdp;
-	return 0;
+	for (;;) {
+		wait_event(rdp->wq, rcu_cpu_has_work(rdp) || kthread_should_stop());
+		if (kthread_should_stop())
+			return 0;
+		if (rcu_next_needs_gp(rdp))
+			rcu_gp_for_next(rdp);
+		rcu_do_batch(rdp);
+		cond_resched(); /* non-preemptible: let other tasks on this CPU run */
+	}
 }
 
 /* ---- rcu_barrier(): the sequence number ------------------------------------ */
@@ -303,7 +333,6 @@ void rcu_barrier(void)
 	(void)rcu_seq_end;
 	(void)rcu_barrier_handler;
 	(void)rcu_barrier_callback;
-	(void)rcu_invoke;
 	(void)rcu_segcblist_n_queued;
 }
 
@@ -346,7 +375,8 @@ void rcu_callbacks_init(void)
 		timer_setup(&rdp->lazy_timer, rcu_lazy_timer_fn, 0);
 		rdp->lazy_due = false;
 		rdp->barrier_seq_snap = 0;
-		/* TODO 3: start this CPU's callback kthread, bound to it, named "rcuc/N". */
+		/* TODO 3: start this CPU's callback kthread, rcu_cpu_kthread(), bound
+		 * to it, named "rcuc/N". */
 		(void)rcu_cpu_kthread;
 	}
 	cpuhp_setup_state_nocalls(CPUHP_RCUTREE_PREP, "rcu/tree:dead", NULL, rcutree_dead_cpu);

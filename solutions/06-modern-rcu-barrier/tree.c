@@ -248,30 +248,39 @@ static void rcu_invoke(struct rcu_head *rhp)
 }
 
 /*
- * TODO 3 (helpers): does rcuc/N have work (ready callbacks, or NEXT
- * callbacks that may not wait: hurried ones, or lazy ones whose timer
- * fired)? A grace period for NEXT: join NEXT to WAIT, synchronize_rcu(),
+ * TODO 3: rcuc/N's three steps (the kthread below is given). Does NEXT need
+ * a grace period now (it holds callbacks that may not wait: hurried ones,
+ * or lazy ones whose timer fired)? Does rcuc/N have work (that, or ready
+ * callbacks)? A grace period for NEXT: join NEXT to WAIT, synchronize_rcu(),
  * join WAIT to DONE (interrupts off around each move, never around the
  * grace period). One pass: rcu_cb_pass_begin(), then at most blimit DONE
  * callbacks, each taken off with interrupts off, invoked with them on, and
  * only then no longer counted in ->len.
  */
-/* BEGIN SOLUTION */
 static bool rcu_next_needs_gp(struct rcu_data *rdp)
 {
+	/* BEGIN SOLUTION */
 	const struct rcu_segcblist *cl = &rdp->cblist;
 
 	return cl->seglen[RCU_NEXT_TAIL] &&
 	       (cl->seglen[RCU_NEXT_TAIL] > READ_ONCE(cl->len_lazy) || READ_ONCE(rdp->lazy_due));
+	/* END SOLUTION */
+	/* STARTER: (void)rdp; */
+	/* STARTER: return false; */
 }
 
 static bool rcu_cpu_has_work(struct rcu_data *rdp)
 {
+	/* BEGIN SOLUTION */
 	return READ_ONCE(rdp->cblist.seglen[RCU_DONE_TAIL]) || rcu_next_needs_gp(rdp);
+	/* END SOLUTION */
+	/* STARTER: (void)rdp; */
+	/* STARTER: return false; */
 }
 
 static void rcu_gp_for_next(struct rcu_data *rdp)
 {
+	/* BEGIN SOLUTION */
 	unsigned long flags;
 
 	local_irq_save(flags);
@@ -282,10 +291,13 @@ static void rcu_gp_for_next(struct rcu_data *rdp)
 	local_irq_save(flags);
 	rcu_segcblist_advance(&rdp->cblist, RCU_WAIT_TAIL);
 	local_irq_restore(flags);
+	/* END SOLUTION */
+	/* STARTER: (void)rdp; */
 }
 
 static void rcu_do_batch(struct rcu_data *rdp)
 {
+	/* BEGIN SOLUTION */
 	struct rcu_head *rhp;
 	unsigned long flags;
 
@@ -301,31 +313,28 @@ static void rcu_do_batch(struct rcu_data *rdp)
 		WRITE_ONCE(rdp->cblist.len, rdp->cblist.len - 1);
 		local_irq_restore(flags);
 	}
+	/* END SOLUTION */
+	/* STARTER: (void)rdp; */
+	/* STARTER: (void)rcu_invoke; */
 }
-/* END SOLUTION */
 
-/* The body of "rcuc/N", bound to CPU N. */
+/*
+ * The body of "rcuc/N", bound to CPU N (given): sleep until there is work,
+ * give NEXT a grace period if it needs one, then one pass over DONE.
+ */
 static int rcu_cpu_kthread(void *arg)
 {
 	struct rcu_data *rdp = arg;
 
-	/* TODO 3: until kthread_should_stop(): sleep on rdp->wq until there is
-	 * work (or a stop); give NEXT a grace period if it needs one; one pass
-	 * over DONE; cond_resched(). */
-	/* BEGIN SOLUTION */
-	while (!kthread_should_stop()) {
+	for (;;) {
 		wait_event(rdp->wq, rcu_cpu_has_work(rdp) || kthread_should_stop());
 		if (kthread_should_stop())
-			break;
+			return 0;
 		if (rcu_next_needs_gp(rdp))
 			rcu_gp_for_next(rdp);
 		rcu_do_batch(rdp);
-		/* Non-preemptible: let other tasks on this CPU run. */
-		cond_resched();
+		cond_resched(); /* non-preemptible: let other tasks on this CPU run */
 	}
-	/* END SOLUTION */
-	/* STARTER: (void)rdp; */
-	return 0;
 }
 
 /* ---- rcu_barrier(): the sequence number ------------------------------------ */
@@ -539,7 +548,6 @@ void rcu_barrier(void)
 	/* STARTER: (void)rcu_seq_end; */
 	/* STARTER: (void)rcu_barrier_handler; */
 	/* STARTER: (void)rcu_barrier_callback; */
-	/* STARTER: (void)rcu_invoke; */
 	/* STARTER: (void)rcu_segcblist_n_queued; */
 }
 
@@ -616,7 +624,8 @@ void rcu_callbacks_init(void)
 		timer_setup(&rdp->lazy_timer, rcu_lazy_timer_fn, 0);
 		rdp->lazy_due = false;
 		rdp->barrier_seq_snap = 0;
-		/* TODO 3: start this CPU's callback kthread, bound to it, named "rcuc/N". */
+		/* TODO 3: start this CPU's callback kthread, rcu_cpu_kthread(), bound
+		 * to it, named "rcuc/N". */
 		/* BEGIN SOLUTION */
 		rdp->kthread = kthread_run_on_cpu(rcu_cpu_kthread, rdp, cpu, "rcuc/%u");
 		/* END SOLUTION */

@@ -16,6 +16,7 @@
 #define SIM_TESTLIB_H
 
 #include <stdbool.h>
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -67,6 +68,32 @@ void rec_cb_func(struct rcu_head *rh);
 void rec_cb_reset(void);
 
 /**
+ * An object that counts its own freeing: after a grace period, freeme_func()
+ * adds one to *freed and kfree()s it. For tests that check that a barrier
+ * covered every callback its caller queued before it.
+ */
+struct freeme {
+	struct rcu_head rh; /**< queue this (call_rcu(&f->rh, freeme_func)) */
+	atomic_t *freed;    /**< counts the frees */
+};
+
+/** freeme_alloc() - kmalloc() a freeme that will count into @p freed. Process context. */
+struct freeme *freeme_alloc(atomic_t *freed);
+/** freeme_func() - the callback: count, then kfree() the freeme. */
+void freeme_func(struct rcu_head *rh);
+
+/**
+ * reader_held_at() - start a kthread on @p cpu that enters an RCU read-side
+ * critical section and waits inside, at the named point @p point (held from
+ * now on, and kept: it keeps its CPU, so no grace period can end); let
+ * everything else run. Needs lab 1's rcu_read_lock() (linked from its own
+ * object file: a binary without lab 1 never pulls it in). @return the task.
+ */
+struct task_struct *reader_held_at(int cpu, const char *point);
+/** reader_let_go() - release @p point, let everything run, and stop @p reader. */
+void reader_let_go(struct task_struct *reader, const char *point);
+
+/**
  * queue_on_cpu() - from the test's thread (holding no CPU): move to @p cpu,
  * call_rcu(@p rh, @p func) there, and hold no CPU again. The callback is
  * queued on @p cpu as if a task there had queued it.
@@ -109,6 +136,37 @@ void barrier_caller_start(struct barrier_caller *bc, int cpu);
  * waits for a timer returns then: read called_at and returned_at).
  */
 void barrier_caller_stop(struct barrier_caller *bc);
+
+/**
+ * An interrupt against a task on one CPU: a kthread on @cpu queues one
+ * callback with @queue while an interrupt that queues another is raised
+ * before @cpu's k-th student access (sim_irq_at_access()). Wherever it lands
+ * (inside the queueing function, inside the CPU's callback kthread moving
+ * its queue), both callbacks must run once. Fill in the first four fields.
+ */
+struct irq_race {
+	int cpu;                                             /**< the CPU swept */
+	void (*queue)(struct rcu_head *rh, rcu_callback_t f); /**< call_rcu, call_rcu_hurry, ... */
+	void (*start)(void);            /**< before each k: start the callbacks (rcu_callbacks_init) */
+	void (*stop)(void);             /**< after each k: stop them (rcu_callbacks_exit) */
+	struct rec_cb by_task;          /**< the task's callback, this k */
+	struct rec_cb by_irq;           /**< the interrupt's callback, this k */
+	int irq_ran;                    /**< the interrupt came, this k */
+};
+
+/**
+ * irq_race_sweep() - in a booted kernel, for k = 1, 2, ... up to @p max_k:
+ * start, race the task and the interrupt at @p r->cpu's k-th access, let
+ * everything run (sim_run_until_idle()), call @p check(@p r, k) in the
+ * test's thread (it asserts, with the lab's own words), stop. Ends after
+ * the first k at which the interrupt no longer came (the task's code had
+ * fewer accesses). @return the number of k at which it came.
+ *
+ * Does not promise that every access is reached: only those of @p r->cpu,
+ * and only while the callbacks have not all run. Deterministic mode only
+ * (sim_irq_at_access()).
+ */
+long irq_race_sweep(struct irq_race *r, long max_k, void (*check)(struct irq_race *r, long k));
 
 /** @} */
 #endif

@@ -2,7 +2,6 @@
  * test_callbacks.c - per-CPU callback queues: where, in what order, after
  * what, and how many per pass.
  */
-#include <string.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -10,15 +9,6 @@
 #include "lab4_util.h"
 
 #define PER_CPU_CBS 5
-
-static int reader_fn(void *arg)
-{
-	(void)arg;
-	rcu_read_lock();
-	sim_point("lab4_reader");
-	rcu_read_unlock();
-	return 0;
-}
 
 /* Callbacks run on the CPU that queued them, in queue order, after a grace period. */
 static void queuing_cpu_in_order(void *arg)
@@ -30,10 +20,8 @@ static void queuing_cpu_in_order(void *arg)
 	rec_cb_reset();
 	rcu_callbacks_init();
 	/* A reader on CPU 4 that began before every call_rcu() below. */
-	sim_hold_point("lab4_reader");
-	struct task_struct *reader = kthread_run_on_cpu(reader_fn, NULL, 4, "reader");
+	struct task_struct *reader = reader_held_at(4, "lab4_reader");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("lab4_reader"), 1);
 	for (int i = 0; i < PER_CPU_CBS; i++)
 		for (int cpu = 0; cpu < ncpu; cpu++) {
@@ -47,9 +35,7 @@ static void queuing_cpu_in_order(void *arg)
 				     "a callback queued on CPU %d ran while a reader that began "
 				     "before call_rcu() was still inside: each batch must wait for "
 				     "synchronize_rcu() before it is invoked (TODO 2)", cpu);
-	sim_release_point("lab4_reader");
-	sim_run_until_idle();
-	kthread_stop(reader);
+	reader_let_go(reader, "lab4_reader");
 	for (int cpu = 0; cpu < ncpu; cpu++)
 		for (int i = 0; i < PER_CPU_CBS; i++) {
 			struct rec_cb *c = &cbs[cpu][i];
@@ -132,72 +118,35 @@ SIM_TEST(callbacks, at_most_blimit_per_pass)
 /*
  * callbacks/irq_at_every_access_loses_none: on each CPU in turn, a task
  * queues one callback; an interrupt that queues another is raised before
- * that CPU's k-th student access, for k = 1, 2, ... until it no longer comes. Wherever it
- * lands (inside call_rcu(), inside the kthread taking its queue), both run.
+ * that CPU's k-th student access, for k = 1, 2, ... until it no longer
+ * comes (irq_race_sweep(), sim/testlib.h). Wherever it lands (inside
+ * call_rcu(), inside the kthread taking its queue), both run. One boot
+ * serves a CPU's whole sweep (a boot per k is slow under Valgrind).
  */
-struct irq_cb_run {
-	struct rec_cb task_cb, irq_cb;
-	int irq_ran;
-};
-
-static void queue_from_irq(void *arg)
+static void both_ran_once(struct irq_race *r, long k)
 {
-	struct irq_cb_run *r = arg;
-
-	r->irq_ran = 1;
-	call_rcu(&r->irq_cb.rh, rec_cb_func);
-}
-
-static int queue_from_task(void *arg)
-{
-	struct irq_cb_run *r = arg;
-
-	call_rcu(&r->task_cb.rh, rec_cb_func);
-	return 0;
-}
-
-/*
- * 1 if lost, 0 if both ran, -1 if the interrupt never came. One boot serves
- * the whole sweep of a CPU (a boot per k is slow under Valgrind): the
- * callback machinery is started and stopped around each k.
- */
-static int irq_at_access(int cpu, long k)
-{
-	static struct irq_cb_run r;
-
-	memset(&r, 0, sizeof(r));
-	rec_cb_reset();
-	rcu_callbacks_init();
-	rec_cb_init(&r.task_cb, cpu);
-	rec_cb_init(&r.irq_cb, cpu);
-	sim_irq_at_access(cpu, k, queue_from_irq, &r, "call_rcu_irq");
-	kthread_stop(kthread_run_on_cpu(queue_from_task, &r, cpu, "poster"));
-	sim_run_until_idle();
-	int lost = !r.irq_ran ? -1 : (r.task_cb.times != 1 || r.irq_cb.times != 1);
-
-	cr_assert(r.irq_ran || r.task_cb.times == 1,
+	cr_assert(r->irq_ran || r->by_task.times == 1,
 		  "a callback queued on CPU %d ran %d times once every task was idle, not once: "
 		  "call_rcu() queues on this CPU (TODO 1), whose kthread invokes it (TODOs 2, 3)",
-		  cpu, r.task_cb.times);
-	cr_assert(!lost || !r.irq_ran,
+		  r->cpu, r->by_task.times);
+	cr_assert(!r->irq_ran || (r->by_task.times == 1 && r->by_irq.times == 1),
 		  "an interrupt on CPU %d before its student access %ld queued a callback with "
 		  "call_rcu() while that CPU was queueing one itself or its kthread was taking "
 		  "the queue: the task's callback ran %d time(s), the interrupt's %d (once "
 		  "each expected): that CPU's queue was updated with interrupts on (call_rcu(), "
 		  "TODO 1, or the kthread's take of the queue, TODO 2)",
-		  cpu, k, r.task_cb.times, r.irq_cb.times);
-	rcu_callbacks_exit();
-	return lost;
+		  r->cpu, k, r->by_task.times, r->by_irq.times);
 }
 
 SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
 {
 	struct sim_config cfg = sim_default_config();
+	static struct irq_race r = { .queue = call_rcu, .start = rcu_callbacks_init,
+				     .stop = rcu_callbacks_exit };
 
-	for (int cpu = 0; cpu < cfg.nr_cpus; cpu++) {
+	for (r.cpu = 0; r.cpu < cfg.nr_cpus; r.cpu++) {
 		sim_boot(&cfg);
-		for (long k = 1; k < 2000 && irq_at_access(cpu, k) == 0; k++)
-			;
+		irq_race_sweep(&r, 2000, both_ran_once);
 		cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 	}
 }
@@ -209,14 +158,6 @@ SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
  * after a grace period that began after it was queued: one that waits for
  * the reader on CPU 5.
  */
-static int named_reader(void *arg)
-{
-	rcu_read_lock();
-	sim_point(arg);
-	rcu_read_unlock();
-	return 0;
-}
-
 static void queued_during_gp(void *arg)
 {
 	static struct rec_cb a, c;
@@ -226,22 +167,17 @@ static void queued_during_gp(void *arg)
 	rcu_callbacks_init();
 	rec_cb_init(&a, 1);
 	rec_cb_init(&c, 1);
-	sim_hold_point("old-reader");
-	sim_hold_point("new-reader");
-	struct task_struct *r1 = kthread_run_on_cpu(named_reader, "old-reader", 4, "old-reader");
+	struct task_struct *r1 = reader_held_at(4, "old-reader");
 
-	sim_run_until_idle();
 	queue_on_cpu(1, &a.rh, rec_cb_func);
 	sim_run_until_idle();
 	cr_assert_eq(a.times, 0, "seed %llu: a callback ran while a reader that began before "
 		     "call_rcu() was still inside (TODO 2: the grace period before invoking)",
 		     (unsigned long long)sim_seed());
-	struct task_struct *r2 = kthread_run_on_cpu(named_reader, "new-reader", 5, "new-reader");
+	struct task_struct *r2 = reader_held_at(5, "new-reader");
 
-	sim_run_until_idle();
 	queue_on_cpu(1, &c.rh, rec_cb_func);
-	sim_release_point("old-reader");
-	sim_run_until_idle();
+	reader_let_go(r1, "old-reader");
 	cr_assert_eq(a.times, 1, "seed %llu: the first callback did not run once its only "
 		     "reader left (TODO 2)", (unsigned long long)sim_seed());
 	cr_assert_eq(c.times, 0,
@@ -251,12 +187,9 @@ static void queued_during_gp(void *arg)
 		     "it was in the batch of a grace period that began before it was queued "
 		     "(TODO 2)",
 		     (unsigned long long)sim_seed());
-	sim_release_point("new-reader");
-	sim_run_until_idle();
+	reader_let_go(r2, "new-reader");
 	cr_assert_eq(c.times, 1, "seed %llu: the second callback ran %d times once every "
 		     "reader left, not once (TODO 2)", (unsigned long long)sim_seed(), c.times);
-	kthread_stop(r2);
-	kthread_stop(r1);
 	rcu_callbacks_exit();
 }
 

@@ -14,6 +14,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <sim/test.h>
+#include <sim/testlib.h>
 #include "mymod_ctl.h"
 
 struct mymod_ctl mymod_ctl;
@@ -105,19 +106,6 @@ SIM_TEST(module, lab3_mymod_unloads_cleanly)
 #define CHURN_LOADS 4
 #define CHURN_CBS 150
 
-struct freeme {
-	struct rcu_head rh;
-	atomic_t *freed;
-};
-
-static void free_cb(struct rcu_head *rh)
-{
-	struct freeme *f = container_of(rh, struct freeme, rh);
-
-	atomic_inc(f->freed);
-	kfree(f);
-}
-
 struct queuer {
 	atomic_t freed;
 	int early;
@@ -128,10 +116,7 @@ static int queuer_fn(void *arg)
 	struct queuer *q = arg;
 
 	for (int i = 1; i <= CHURN_CBS; i++) {
-		struct freeme *f = kmalloc(sizeof(*f), GFP_KERNEL);
-
-		f->freed = &q->freed;
-		call_rcu(&f->rh, free_cb);
+		call_rcu(&freeme_alloc(&q->freed)->rh, freeme_func);
 		if (i % 50 == 0) {
 			rcu_barrier();
 			if (atomic_read(&q->freed) != i)

@@ -54,12 +54,22 @@ void start_slow_on(int cpu, struct slow_cb *s)
 		  "grace period and invokes DONE (TODO 3)", cpu, cpu, cpu);
 }
 
-void expect_gp_started(long gps_before, int cpu)
+void queue_into_wait(int cpu, struct rec_cb *r)
 {
-	cr_assert_gt(trace_count(TR_GP_START), gps_before,
+	long gps = trace_count(TR_GP_START);
+
+	queue_rec_on(cpu, r, false);
+	sim_run_until_idle();
+	cr_assert_gt(trace_count(TR_GP_START), gps,
 		     "a callback queued with call_rcu_hurry() on CPU %d started no grace period: "
 		     "it wakes rcuc/%d, which joins NEXT to WAIT and calls synchronize_rcu() "
 		     "(TODO 1-3)", cpu, cpu);
+}
+
+void release_slow(struct slow_cb *s)
+{
+	slow_cb_release(s);
+	sim_run_until_idle();
 }
 
 void stamp_cb_init(struct stamp_cb *c)
@@ -100,6 +110,21 @@ void downer_stop(struct downer *d)
 	d->task = NULL;
 }
 
+void lab6_begin(void)
+{
+	rec_cb_reset();
+	rcu_callbacks_init();
+}
+
+void queue_rec_on(int cpu, struct rec_cb *r, bool lazy)
+{
+	rec_cb_init(r, cpu);
+	if (lazy)
+		queue_lazy_on(cpu, &r->rh, rec_cb_func);
+	else
+		queue_hurry_on(cpu, &r->rh, rec_cb_func);
+}
+
 void lab6_end(void)
 {
 	int cpu;
@@ -113,4 +138,47 @@ void lab6_end(void)
 			cpu_up(cpu);
 	sim_run_until_idle();
 	rcu_callbacks_exit();
+}
+
+void run_seeds_on(sim_scenario_fn fn, int ncpus, int mode)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = ncpus;
+	if (mode != ANY_MODE)
+		cfg.mode = (enum sim_mode)mode;
+	sim_run_seeds(&cfg, fn, NULL);
+}
+
+struct task_struct *hold_reader(int cpu)
+{
+	return reader_held_at(cpu, "lab6_reader");
+}
+
+void release_reader(struct task_struct *reader)
+{
+	reader_let_go(reader, "lab6_reader");
+}
+
+void start_barrier(struct barrier_caller *bc, int cpu, void (*at_return)(struct barrier_caller *bc))
+{
+	*bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = at_return };
+	barrier_caller_start(bc, cpu);
+	sim_run_until_idle();
+}
+
+void expect_returned(struct barrier_caller *bc, const char *what)
+{
+	cr_assert(READ_ONCE(bc->returned), "seed %llu: rcu_barrier() did not return once %s: "
+		  "does every marker it waits for run, and the last complete() (TODO 6-8)?",
+		  (unsigned long long)sim_seed(), what);
+	cr_assert(!bc->early, "seed %llu: rcu_barrier() returned before %s (TODO 6-8)",
+		  (unsigned long long)sim_seed(), what);
+	barrier_caller_stop(bc);
+}
+
+void finish(struct barrier_caller *bc, const char *what)
+{
+	expect_returned(bc, what);
+	lab6_end();
 }

@@ -13,6 +13,9 @@
 #ifndef LAB6_UTIL_H
 #define LAB6_UTIL_H
 
+#include <stdbool.h>
+#include <linux/compiler.h>
+#include <sim/test.h>
 #include <sim/testlib.h>
 #include "lab6.h"
 
@@ -33,8 +36,15 @@ const char *pass_point(int cpu);
 /* A slow_cb queued (hurried) on @cpu and started: it blocks there until released. */
 void start_slow_on(int cpu, struct slow_cb *s);
 
-/* Assert that a grace period started since trace_count(TR_GP_START) was @gps_before. */
-void expect_gp_started(long gps_before, int cpu);
+/*
+ * queue_into_wait() - call_rcu_hurry() of @r (rec_cb_init()ed here) on @cpu,
+ * and assert that rcuc/@cpu started a grace period for it: with a reader
+ * held, the callback then waits in WAIT.
+ */
+void queue_into_wait(int cpu, struct rec_cb *r);
+
+/* slow_cb_release() of @s, then let everything run. */
+void release_slow(struct slow_cb *s);
 
 /* A callback that stamps when it ran, in jiffies. */
 struct stamp_cb {
@@ -56,7 +66,47 @@ void downer_start(struct downer *d, unsigned int cpu, int on);
 /* Wait for it to end (after cpu_down() returned). */
 void downer_stop(struct downer *d);
 
+/* The start of a run: rec_cb_reset(), rcu_callbacks_init(). */
+void lab6_begin(void);
 /* Bring every offline CPU back, release the held points, rcu_callbacks_exit(). */
 void lab6_end(void);
+
+/* rec_cb_init() @r for @cpu and queue it there, lazy (call_rcu()) or hurried. */
+void queue_rec_on(int cpu, struct rec_cb *r, bool lazy);
+
+/* run_seeds_on()'s mode: WORKBOOK_MODE's (deterministic by default). */
+#define ANY_MODE (-1)
+/*
+ * run_seeds_on() - sim_run_seeds() of @fn on @ncpus CPUs, in @mode
+ * (ANY_MODE, SIM_DETERMINISTIC, SIM_PARALLEL). SIM_DETERMINISTIC pins a
+ * schedule forced by holding a reader inside (see sim_run_until_idle()).
+ */
+void run_seeds_on(sim_scenario_fn fn, int ncpus, int mode);
+/* A test that is run_seeds_on(@fn, @ncpus, @mode); Criterion options may follow. */
+#define SEEDS_TEST(suite, name, fn, ncpus, mode, ...) \
+	SIM_TEST(suite, name, ##__VA_ARGS__) { run_seeds_on(fn, ncpus, mode); }
+
+/* A reader on @cpu, held inside its read-side section ("lab6_reader"): grace periods wait. */
+struct task_struct *hold_reader(int cpu);
+/* Let it leave, let everything run, and stop it. */
+void release_reader(struct task_struct *reader);
+
+/* rcu_barrier() in a barrier_caller on @cpu, with @at_return; runs until idle. */
+void start_barrier(struct barrier_caller *bc, int cpu, void (*at_return)(struct barrier_caller *bc));
+/*
+ * expect_waiting() - assert that @bc's barrier has not returned; else fail
+ * with "seed N: rcu_barrier() returned while " and @why (a format string
+ * literal), with its arguments.
+ */
+#define expect_waiting(bc, why, ...)                                              \
+	cr_assert(!READ_ONCE((bc)->returned), "seed %llu: rcu_barrier() returned while " why, \
+		  (unsigned long long)sim_seed(), ##__VA_ARGS__)
+/*
+ * expect_returned() - after the test let go of @what: assert that @bc's
+ * barrier returned, and that its at_return saw everything done; stop it.
+ */
+void expect_returned(struct barrier_caller *bc, const char *what);
+/* expect_returned(), then lab6_end(): the end of most tests. */
+void finish(struct barrier_caller *bc, const char *what);
 
 #endif

@@ -4,7 +4,6 @@
  * order, at most blimit per pass; an interrupt that queues a callback at any
  * access of a CPU's list code loses none.
  */
-#include <string.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -28,30 +27,17 @@ static const char *misrun(const struct rec_cb *c, const struct rec_cb *before)
 	return NULL;
 }
 
-static int reader_fn(void *arg)
-{
-	(void)arg;
-	rcu_read_lock();
-	sim_point("lab6_reader");
-	rcu_read_unlock();
-	return 0;
-}
-
 static void in_order_after_gp(void *arg)
 {
 	static struct rec_cb cbs[PER][NQ];
 	struct task_struct *reader;
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
-	sim_hold_point("lab6_reader");
-	reader = kthread_run_on_cpu(reader_fn, NULL, 4, "reader");
-	sim_run_until_idle();
+	lab6_begin();
+	reader = hold_reader(4);
 	for (int i = 0; i < PER; i++)
 		for (int cpu = 0; cpu < NQ; cpu++) {
-			rec_cb_init(&cbs[i][cpu], cpu);
-			queue_hurry_on(cpu, &cbs[i][cpu].rh, rec_cb_func);
+			queue_rec_on(cpu, &cbs[i][cpu], false);
 		}
 	sim_run_until_idle();
 	for (int i = 0; i < PER * NQ; i++)
@@ -60,9 +46,7 @@ static void in_order_after_gp(void *arg)
 			     "before call_rcu_hurry() was still inside: NEXT must wait for a whole "
 			     "synchronize_rcu() before it is DONE (TODO 3)",
 			     (unsigned long long)sim_seed(), i % NQ);
-	sim_release_point("lab6_reader");
-	sim_run_until_idle();
-	kthread_stop(reader);
+	release_reader(reader);
 	for (int i = 0; i < PER * NQ; i++) {
 		const struct rec_cb *c = &cbs[i / NQ][i % NQ];
 		const char *why = misrun(c, i >= NQ ? &cbs[i / NQ - 1][i % NQ] : NULL);
@@ -73,16 +57,7 @@ static void in_order_after_gp(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(callbacks, run_in_order_after_grace_period)
-{
-	struct sim_config cfg = sim_default_config();
-
-	/* A reader held inside keeps its grace period waiting: a forced schedule. */
-	cfg.mode = SIM_DETERMINISTIC;
-
-	cfg.nr_cpus = NQ + 1;
-	sim_run_seeds(&cfg, in_order_after_gp, NULL);
-}
+SEEDS_TEST(callbacks, run_in_order_after_grace_period, in_order_after_gp, NQ + 1, SIM_DETERMINISTIC)
 
 /* blimit 4, nine ready callbacks on CPU 3: passes of 4, 4, 1. */
 static void blimit_passes(void *arg)
@@ -91,8 +66,7 @@ static void blimit_passes(void *arg)
 	const int want[] = { 4, 8, 9 };
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	rcu_set_blimit(4);
 	queue_ready_held(3, cbs, 9);
 	cr_assert_eq(sim_tasks_at_point(pass_point(3)), 1,
@@ -114,74 +88,35 @@ static void blimit_passes(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(callbacks, at_most_blimit_per_pass)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, blimit_passes, NULL);
-}
+SEEDS_TEST(callbacks, at_most_blimit_per_pass, blimit_passes, 4, ANY_MODE)
 
 /*
- * callbacks/irq_at_every_access_loses_none: a task on CPU 1 queues a
+ * callbacks/irq_at_every_access_loses_none: a task on CPU 1 queues a hurried
  * callback; an interrupt that queues another is raised before CPU 1's k-th
- * student access, for k = 1, 2, ... until it no longer comes: inside
+ * student access, k = 1, 2, ... (irq_race_sweep(), sim/testlib.h): inside
  * call_rcu_hurry(), inside rcuc/1 moving or taking callbacks. Both run once.
  */
-struct irq_pair {
-	struct rec_cb by_task, by_irq;
-	int irq_ran;
-};
-
-static void queue_in_irq(void *arg)
+static void each_ran_once(struct irq_race *r, long k)
 {
-	struct irq_pair *p = arg;
-
-	p->irq_ran = 1;
-	call_rcu_hurry(&p->by_irq.rh, rec_cb_func);
-}
-
-static int queue_in_task(void *arg)
-{
-	struct irq_pair *p = arg;
-
-	call_rcu_hurry(&p->by_task.rh, rec_cb_func);
-	return 0;
-}
-
-/* 1: the interrupt came and a callback was lost or run twice; 0: fine; -1: no interrupt. */
-static int one_access(long k)
-{
-	static struct irq_pair p;
-
-	memset(&p, 0, sizeof(p));
-	rec_cb_reset();
-	rcu_callbacks_init();
-	rec_cb_init(&p.by_task, 1);
-	rec_cb_init(&p.by_irq, 1);
-	sim_irq_at_access(1, k, queue_in_irq, &p, "call_rcu_irq");
-	kthread_stop(kthread_run_on_cpu(queue_in_task, &p, 1, "poster"));
-	sim_run_until_idle();
-	cr_assert(p.irq_ran || p.by_task.times == 1,
+	cr_assert(r->irq_ran || r->by_task.times == 1,
 		  "a callback queued with call_rcu_hurry() on CPU 1 ran %d times once every "
-		  "task was idle, not once (TODO 1-3)", p.by_task.times);
-	cr_assert(!p.irq_ran || (p.by_task.times == 1 && p.by_irq.times == 1),
+		  "task was idle, not once (TODO 1-3)", r->by_task.times);
+	cr_assert(!r->irq_ran || (r->by_task.times == 1 && r->by_irq.times == 1),
 		  "an interrupt on CPU 1 before its student access %ld queued a callback while "
 		  "CPU 1 was queueing one or its kthread was moving its list: the task's callback "
-		  "ran %d time(s), the interrupt's %d (once each expected): every change to a "
-		  "CPU's list needs interrupts off around it (TODO 2: the enqueue; TODO 3: each "
-		  "advance, each dequeue and each ->len update)",
-		  k, p.by_task.times, p.by_irq.times);
-	rcu_callbacks_exit();
-	return p.irq_ran ? 0 : -1;
+		  "ran %d time(s), the interrupt's %d (once each expected): a change to CPU 1's "
+		  "list was made with interrupts on (TODO 2: the enqueue; TODO 3: an advance, a "
+		  "dequeue or a ->len update)", k, r->by_task.times, r->by_irq.times);
 }
 
 SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
 {
 	struct sim_config cfg = sim_default_config();
+	static struct irq_race r = { .cpu = 1, .queue = call_rcu_hurry,
+				     .start = rcu_callbacks_init, .stop = rcu_callbacks_exit };
 
 	cfg.nr_cpus = 2;
 	sim_boot(&cfg);
-	for (long k = 1; k < 3000 && one_access(k) == 0; k++)
-		;
+	irq_race_sweep(&r, 3000, each_ran_once);
 	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 }

@@ -14,100 +14,78 @@
 #include "lab6_util.h"
 
 static struct rec_cb dead_cbs[3];
+static struct barrier_caller bc;
+static struct downer down3;
 
-static void note_dead_cbs_ran(struct barrier_caller *bc)
+static void note_dead_cbs_ran(struct barrier_caller *b)
 {
 	for (int i = 0; i < 3; i++)
-		if (READ_ONCE(dead_cbs[i].times) != 1)
-			bc->early = 1;
+		b->early |= READ_ONCE(dead_cbs[i].times) != 1;
+}
+
+/* Take CPU 3 down from a kthread on CPU 1 (CPU 1 adopts its callbacks). */
+static void take_cpu3_down(void)
+{
+	trace_mark("CPU 3 goes down");
+	downer_start(&down3, 3, 1);
+	sim_run_until_idle();
+}
+
+/* The barrier returned, CPU 3 is down; clean up. */
+static void end_after_cpu3(const char *what)
+{
+	cr_assert_eq(down3.ret, 0, "cpu_down(3) failed: %d", down3.ret);
+	downer_stop(&down3);
+	finish(&bc, what);
 }
 
 /* CPU 3 is offline, its callbacks not yet moved (the hotplug core held at CPUHP_DEAD_POINT). */
 static void offline_gets_marker(void *arg)
 {
-	static struct barrier_caller bc;
-	static struct downer d;
-
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	queue_ready_held(3, dead_cbs, 3);
 	sim_hold_point(CPUHP_DEAD_POINT);
-	downer_start(&d, 3, 1);
-	sim_run_until_idle();
+	take_cpu3_down();
 	cr_assert(!cpu_online(3) && sim_tasks_at_point(CPUHP_DEAD_POINT) == 1);
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = note_dead_cbs_ran };
-	barrier_caller_start(&bc, 0);
-	sim_run_until_idle();
-	cr_assert(!READ_ONCE(bc.returned),
-		  "seed %llu: rcu_barrier() returned while 3 callbacks queued on CPU 3 before it "
-		  "waited there: CPU 3 had gone offline, and the hotplug callback that moves its "
-		  "list had not run yet. An offline CPU takes no cross-call "
-		  "(smp_call_function_single() returns -ENXIO): the barrier links its marker "
-		  "itself, from its own CPU, under barrier_lock (TODO 7)",
-		  (unsigned long long)sim_seed());
+	start_barrier(&bc, 0, note_dead_cbs_ran);
+	expect_waiting(&bc, "3 callbacks queued on CPU 3 before it waited there: CPU 3 had gone "
+		       "offline, and the hotplug callback that moves its list had not run yet. An "
+		       "offline CPU takes no cross-call (smp_call_function_single() returns "
+		       "-ENXIO), and the barrier linked no marker for it (TODO 7)");
 	trace_mark("CPU 3's hotplug callback runs");
 	sim_release_point(CPUHP_DEAD_POINT);
 	sim_run_until_idle();
-	cr_assert(READ_ONCE(bc.returned) && !bc.early, "rcu_barrier() did not return once CPU 3's "
-		  "callbacks had moved and run, or returned before (TODO 7, 8)");
-	cr_assert_eq(d.ret, 0);
-	downer_stop(&d);
-	barrier_caller_stop(&bc);
-	lab6_end();
+	end_after_cpu3("CPU 3's callbacks had moved and run");
 }
 
-SIM_TEST(hotplug, offline_cpu_callbacks_get_a_marker)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, offline_gets_marker, NULL);
-}
+SEEDS_TEST(hotplug, offline_cpu_callbacks_get_a_marker, offline_gets_marker, 4, ANY_MODE)
 
 /* CPU 3 holds 3 ready callbacks and the barrier's marker behind them, then goes down. */
 static void migrate_with_marker(void *arg)
 {
-	static struct barrier_caller bc;
-	static struct downer d;
-
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	queue_ready_held(3, dead_cbs, 3);
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = note_dead_cbs_ran };
-	barrier_caller_start(&bc, 0);
-	sim_run_until_idle();
-	cr_assert(!READ_ONCE(bc.returned), "rcu_barrier() returned while CPU 3's ready callbacks, "
-		  "queued before it, were held (TODO 6, 7)");
-	trace_mark("CPU 3 goes down");
-	downer_start(&d, 3, 1);
-	sim_run_until_idle();
-	cr_assert(!cpu_online(3) && d.ret == 0, "cpu_down(3) did not complete");
+	start_barrier(&bc, 0, note_dead_cbs_ran);
+	expect_waiting(&bc, "CPU 3's ready callbacks, queued before it, were held (TODO 6, 7)");
+	take_cpu3_down();
+	cr_assert(!cpu_online(3), "cpu_down(3) did not complete");
 	cr_assert(READ_ONCE(bc.returned),
 		  "seed %llu: rcu_barrier() never returned after CPU 3, which held its marker "
 		  "behind 3 ready callbacks, went offline: CPU 3's list, marker included, stayed "
 		  "with the dead CPU, where no kthread invokes it (TODO 8: rcutree_dead_cpu(), "
 		  "rcu_segcblist_merge())", (unsigned long long)sim_seed());
-	cr_assert(!bc.early, "rcu_barrier() returned before CPU 3's callbacks had run: its "
-		  "marker must stay behind them when they move (TODO 8)");
-	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(dead_cbs[i].ran_on, 1, "a callback of dead CPU 3 ran on CPU %d: they "
-			     "move to the CPU that runs the hotplug callback (CPU 1 here: the "
-			     "caller of cpu_down()) (TODO 8)", dead_cbs[i].ran_on);
-		cr_assert(i == 0 || dead_cbs[i].seq > dead_cbs[i - 1].seq,
-			  "dead CPU 3's callbacks ran out of order after the move (TODO 8)");
-	}
-	downer_stop(&d);
-	barrier_caller_stop(&bc);
-	lab6_end();
+	for (int i = 0; i < 3; i++)
+		cr_assert(dead_cbs[i].ran_on == 1 && (i == 0 || dead_cbs[i].seq > dead_cbs[i - 1].seq),
+			  "a callback of dead CPU 3 ran on CPU %d, or out of order: a dead CPU's "
+			  "callbacks move, in order, to the CPU that runs the hotplug callback "
+			  "(CPU 1 here: the caller of cpu_down()) (TODO 8)", dead_cbs[i].ran_on);
+	end_after_cpu3("CPU 3's callbacks had run: its marker did not stay behind them when "
+		       "they moved (TODO 8)");
 }
 
-SIM_TEST(hotplug, callbacks_migrate_with_their_marker)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, migrate_with_marker, NULL);
-}
+SEEDS_TEST(hotplug, callbacks_migrate_with_their_marker, migrate_with_marker, 4, ANY_MODE)
 
 /*
  * hotplug/migration_entrains_for_a_barrier_in_progress: a reader holds
@@ -116,187 +94,111 @@ SIM_TEST(hotplug, callbacks_migrate_with_their_marker)
  * then CPU 3 goes down and its callbacks move to CPU 1, whose passes are
  * held. The barrier goes on: CPU 3 is empty now.
  */
-static int reader_fn(void *arg)
-{
-	(void)arg;
-	rcu_read_lock();
-	sim_point("lab6_reader");
-	rcu_read_unlock();
-	return 0;
-}
-
 static struct rec_cb on2, on3[2];
 
-static void note_moved_ran(struct barrier_caller *bc)
+static void note_moved_ran(struct barrier_caller *b)
 {
-	bc->early = READ_ONCE(on3[0].times) != 1 || READ_ONCE(on3[1].times) != 1 ||
-		    READ_ONCE(on2.times) != 1;
+	b->early = READ_ONCE(on3[0].times) != 1 || READ_ONCE(on3[1].times) != 1 ||
+		   READ_ONCE(on2.times) != 1;
 }
 
 static void migration_entrains(void *arg)
 {
-	static struct barrier_caller bc;
-	static struct downer d;
 	struct task_struct *reader;
-	long gps;
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
-	sim_hold_point("lab6_reader");
-	reader = kthread_run_on_cpu(reader_fn, NULL, 4, "reader");
-	sim_run_until_idle();
-	rec_cb_init(&on2, 2);
-	gps = trace_count(TR_GP_START);
-	queue_hurry_on(2, &on2.rh, rec_cb_func);
-	for (int i = 0; i < 2; i++) {
-		rec_cb_init(&on3[i], 3);
-		queue_hurry_on(3, &on3[i].rh, rec_cb_func);
-	}
-	sim_run_until_idle();
-	expect_gp_started(gps, 2);
+	lab6_begin();
+	reader = hold_reader(4);
+	queue_into_wait(2, &on2);
+	queue_into_wait(3, &on3[0]);
+	queue_rec_on(3, &on3[1], false);
 	sim_hold_point(SMP_CALL_RETURN_POINT);
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = note_moved_ran };
-	barrier_caller_start(&bc, 0);
-	sim_run_until_idle();
-	trace_mark("CPU 3 goes down");
+	start_barrier(&bc, 0, note_moved_ran);
 	sim_hold_point(pass_point(1));
-	downer_start(&d, 3, 1);
-	sim_run_until_idle();
-	cr_assert(!cpu_online(3) && d.ret == 0, "cpu_down(3) did not complete");
+	take_cpu3_down();
+	cr_assert(!cpu_online(3) && down3.ret == 0, "cpu_down(3) did not complete");
 	sim_release_point(SMP_CALL_RETURN_POINT);
-	trace_mark("the reader leaves");
-	sim_release_point("lab6_reader");
-	sim_run_until_idle();
-	kthread_stop(reader);
-	cr_assert(!READ_ONCE(bc.returned),
-		  "seed %llu: rcu_barrier() returned while the 2 callbacks CPU 3 had queued before "
-		  "it were still waiting (moved to CPU 1, whose passes are held): CPU 3 went "
-		  "offline while the barrier ran but before it reached CPU 3, and the move left "
-		  "them without a marker: the barrier had already seen to CPU 1, and found CPU 3 "
-		  "empty (TODO 8: what rcutree_dead_cpu() owes a barrier in progress)",
-		  (unsigned long long)sim_seed());
+	release_reader(reader);
+	expect_waiting(&bc, "the 2 callbacks CPU 3 had queued before it were still waiting "
+		       "(moved to CPU 1, whose passes are held): CPU 3 went offline while the "
+		       "barrier ran but before it reached CPU 3, and the move left them without "
+		       "a marker: the barrier had already seen to CPU 1, and found CPU 3 empty "
+		       "(TODO 8: what rcutree_dead_cpu() owes a barrier in progress)");
 	sim_release_point(pass_point(1));
 	sim_run_until_idle();
-	cr_assert(READ_ONCE(bc.returned) && !bc.early, "rcu_barrier() did not return once every "
-		  "callback had run, or returned before (TODO 7, 8)");
-	downer_stop(&d);
-	barrier_caller_stop(&bc);
-	lab6_end();
+	end_after_cpu3("every callback had run");
 }
 
-SIM_TEST(hotplug, migration_entrains_for_a_barrier_in_progress)
-{
-	struct sim_config cfg = sim_default_config();
-
-	/* A reader held inside keeps its grace period waiting: a forced schedule. */
-	cfg.mode = SIM_DETERMINISTIC;
-
-	cfg.nr_cpus = 5;
-	sim_run_seeds(&cfg, migration_entrains, NULL);
-}
+SEEDS_TEST(hotplug, migration_entrains_for_a_barrier_in_progress, migration_entrains, 5, SIM_DETERMINISTIC)
 
 /* ---- parallel mode: barriers while CPUs 2 and 3 go down and come back ------ */
 
-#define CHURN_CBS 96
-#define CHURN_EVERY 24
-#define CHURN_HOTPLUGS 6
+#define CHURN_ROUNDS 4
+#define CHURN_PER_ROUND 24
 
-struct counted {
-	struct rcu_head rh;
-	atomic_t *freed;
-};
-
-static void counted_free(struct rcu_head *rh)
+/* One round: lazy, hurried and kfree_rcu() frees, then the barrier that must cover them. */
+static int churn_round(atomic_t *freed, int round)
 {
-	struct counted *c = container_of(rh, struct counted, rh);
+	for (int i = 0; i < CHURN_PER_ROUND; i++) {
+		struct freeme *plain = kmalloc(sizeof(*plain), GFP_KERNEL);
 
-	atomic_inc(c->freed);
-	kfree(c);
-}
-
-struct churner {
-	atomic_t freed;
-	int early;
-};
-
-/* Queue lazy, hurried and kfree_rcu() callbacks; a barrier every CHURN_EVERY. */
-static int churner_fn(void *arg)
-{
-	struct churner *ch = arg;
-
-	for (int i = 1; i <= CHURN_CBS; i++) {
-		struct counted *c = kmalloc(sizeof(*c), GFP_KERNEL);
-
-		c->freed = &ch->freed;
-		if (i % 3 == 0)
-			call_rcu_hurry(&c->rh, counted_free);
-		else
-			call_rcu(&c->rh, counted_free);
-		c = kmalloc(sizeof(*c), GFP_KERNEL);
-		kfree_rcu(c, rh);
-		if (i % CHURN_EVERY == 0) {
-			rcu_barrier();
-			if (atomic_read(&ch->freed) != i)
-				ch->early++;
-		}
-		if (i % 5 == 0)
+		(i % 3 ? call_rcu : call_rcu_hurry)(&freeme_alloc(freed)->rh, freeme_func);
+		kfree_rcu(plain, rh);
+		if (i % 5 == 4)
 			schedule();
 	}
+	rcu_barrier();
+	return atomic_read(freed) != (round + 1) * CHURN_PER_ROUND;
+}
+
+/* arg: the count of rounds whose barrier returned early, then the frees. */
+static int churner_fn(void *arg)
+{
+	atomic_t *freed = arg;
+	int early = 0;
+
+	for (int r = 0; r < CHURN_ROUNDS; r++)
+		early += churn_round(&freed[1], r);
+	atomic_set(&freed[0], early);
 	return 0;
 }
 
-struct plugger {
-	int bad;
-};
-
+/* cpu_down() and cpu_up() of CPUs 2 and 3, by turns; returns the failures. */
 static int plugger_fn(void *arg)
 {
-	struct plugger *p = arg;
+	int bad = 0;
 
-	for (int i = 0; i < CHURN_HOTPLUGS; i++) {
-		unsigned int cpu = 2 + i % 2;
-
-		if (cpu_down(cpu) || cpu_up(cpu))
-			p->bad++;
+	(void)arg;
+	for (unsigned int i = 0; i < 2 * CHURN_ROUNDS; i++) {
+		bad += cpu_down(2 + i % 2) != 0;
 		schedule();
+		bad += cpu_up(2 + i % 2) != 0;
 	}
-	return 0;
+	return bad;
 }
 
 static void parallel_churn(void *arg)
 {
-	static struct churner ch[2];
-	struct plugger pl = { 0 };
-	struct task_struct *k[3];
+	static atomic_t counts[2][2];
+	struct task_struct *k[2], *plugger;
 
 	(void)arg;
 	rcu_callbacks_init();
 	for (int i = 0; i < 2; i++) {
-		atomic_set(&ch[i].freed, 0);
-		ch[i].early = 0;
-		k[i] = kthread_run_on_cpu(churner_fn, &ch[i], (unsigned int)i, "churner/%u");
+		atomic_set(&counts[i][0], 0);
+		atomic_set(&counts[i][1], 0);
+		k[i] = kthread_run_on_cpu(churner_fn, counts[i], (unsigned int)i, "churner/%u");
 	}
-	k[2] = kthread_run_on_cpu(plugger_fn, &pl, 0, "plugger");
-	for (int i = 0; i < 3; i++)
+	plugger = kthread_run_on_cpu(plugger_fn, NULL, 0, "plugger");
+	cr_assert_eq(kthread_stop(plugger), 0, "cpu_down()/cpu_up() failed");
+	for (int i = 0; i < 2; i++) {
 		kthread_stop(k[i]);
-	cr_assert_eq(pl.bad, 0, "cpu_down()/cpu_up() failed %d time(s)", pl.bad);
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(ch[i].early, 0, "CPU %d: rcu_barrier() returned %d time(s) before the "
-			     "callbacks its caller had queued before it had run, while CPUs 2 and "
-			     "3 went down and up (TODO 6-8)", i, ch[i].early);
-	migrate_to_cpu(1);
-	rcu_barrier();
-	migrate_to_cpu(-1);
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(atomic_read(&ch[i].freed), CHURN_CBS);
+		cr_assert_eq(atomic_read(&counts[i][0]), 0, "CPU %d: rcu_barrier() returned %d "
+			     "time(s) before the callbacks its caller had queued before it had run, "
+			     "while CPUs 2 and 3 went down and up (TODO 6-8)",
+			     i, atomic_read(&counts[i][0]));
+	}
 	lab6_end();
 }
 
-SIM_TEST(stress, parallel_barriers_during_hotplug, .timeout = 120)
-{
-	struct sim_config cfg = sim_default_config();
-
-	cfg.mode = SIM_PARALLEL;
-	sim_run_seeds(&cfg, parallel_churn, NULL);
-}
+SEEDS_TEST(stress, parallel_barriers_during_hotplug, parallel_churn, 4, SIM_PARALLEL, .timeout = 120)

@@ -39,12 +39,7 @@ static void lazy_waits_for_timer(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(lazy, call_rcu_waits_for_its_flush_timer)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, lazy_waits_for_timer, NULL);
-}
+SEEDS_TEST(lazy, call_rcu_waits_for_its_flush_timer, lazy_waits_for_timer, 4, ANY_MODE)
 
 static int count_ran(const struct rec_cb *cbs, int n)
 {
@@ -61,8 +56,7 @@ static void many_flush(void *arg)
 	static struct rec_cb cbs[LAZY_FLUSH_CBS];
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	for (int i = 0; i < LAZY_FLUSH_CBS; i++)
 		rec_cb_init(&cbs[i], 2);
 	migrate_to_cpu(2);
@@ -88,12 +82,7 @@ static void many_flush(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(lazy, many_lazy_callbacks_flush_at_once)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, many_flush, NULL);
-}
+SEEDS_TEST(lazy, many_lazy_callbacks_flush_at_once, many_flush, 4, ANY_MODE)
 
 /* Three lazy callbacks on CPU 1, then a hurried one there: all four run now, in order. */
 static void hurry_takes_lazy(void *arg)
@@ -101,11 +90,9 @@ static void hurry_takes_lazy(void *arg)
 	static struct rec_cb one[4], three[2];
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	for (int i = 0; i < 2; i++) {
-		rec_cb_init(&three[i], 3);
-		queue_lazy_on(3, &three[i].rh, rec_cb_func);
+		queue_rec_on(3, &three[i], true);
 	}
 	for (int i = 0; i < 4; i++) {
 		rec_cb_init(&one[i], 1);
@@ -128,12 +115,7 @@ static void hurry_takes_lazy(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(lazy, call_rcu_hurry_takes_lazy_ones_along)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, hurry_takes_lazy, NULL);
-}
+SEEDS_TEST(lazy, call_rcu_hurry_takes_lazy_ones_along, hurry_takes_lazy, 4, ANY_MODE)
 
 /* rcu_barrier() with only lazy callbacks queued returns without any time passing. */
 static struct rec_cb lazies[2][3];
@@ -148,15 +130,12 @@ static void barrier_hurries(void *arg)
 	static struct barrier_caller bc;
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	for (int i = 0; i < 6; i++) {
 		rec_cb_init(&lazies[i / 3][i % 3], 1 + i / 3);
 		queue_lazy_on(1 + i / 3, &lazies[i / 3][i % 3].rh, rec_cb_func);
 	}
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = lazies_done };
-	barrier_caller_start(&bc, 0);
-	sim_run_until_idle();
+	start_barrier(&bc, 0, lazies_done);
 	if (!READ_ONCE(bc.returned)) {
 		trace_mark("virtual time runs on");
 		barrier_caller_stop(&bc);
@@ -166,15 +145,8 @@ static void barrier_hurries(void *arg)
 			"barrier must hurry the lazy callbacks its markers wait behind (TODO 6: "
 			"rcu_barrier_entrain())", bc.returned_at - bc.called_at, LAZY_FLUSH_JIFFIES);
 	}
-	cr_assert(!bc.early, "rcu_barrier() returned before the lazy callbacks queued before "
-		  "it had run (TODO 6, 7)");
-	barrier_caller_stop(&bc);
+	expect_returned(&bc, "the lazy callbacks queued before it had run");
 	lab6_end();
 }
 
-SIM_TEST(lazy, barrier_hurries_lazy_callbacks)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, barrier_hurries, NULL);
-}
+SEEDS_TEST(lazy, barrier_hurries_lazy_callbacks, barrier_hurries, 4, ANY_MODE)

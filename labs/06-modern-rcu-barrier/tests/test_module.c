@@ -59,12 +59,7 @@ static void kfree_rcu_only(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(module, kfree_rcu_module_unloads_without_barrier)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, kfree_rcu_only, NULL);
-}
+SEEDS_TEST(module, kfree_rcu_module_unloads_without_barrier, kfree_rcu_only, 4, ANY_MODE)
 
 SIM_TEST(module, callback_module_unloaded_without_barrier_crashes, .signal = BUG_SIGNAL)
 {

@@ -33,12 +33,9 @@ static void late_caller(void *arg)
 	static struct barrier_caller first, late;
 
 	(void)arg;
-	rec_cb_reset();
-	rcu_callbacks_init();
+	lab6_begin();
 	start_slow_on(1, &blocker);
-	first = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = note_blocker_done };
-	barrier_caller_start(&first, 0);
-	sim_run_until_idle();
+	start_barrier(&first, 0, note_blocker_done);
 	/* The first barrier is past CPU 2 and waits for CPU 1. */
 	sim_hold_point(pass_point(2));
 	late = (struct barrier_caller){ .do_barrier = rcu_barrier, .before = queue_own,
@@ -48,29 +45,18 @@ static void late_caller(void *arg)
 	trace_mark("the first barrier may end");
 	slow_cb_release(&blocker);
 	sim_run_until_idle();
-	cr_assert(READ_ONCE(first.returned) && !first.early, "the first rcu_barrier() did not "
-		  "return once CPU 1's callback had run, or returned before (TODO 6, 7)");
-	cr_assert(!READ_ONCE(late.returned),
-		  "seed %llu: an rcu_barrier() called on CPU 2 while another was running returned "
-		  "when that one ended, with the callback it had queued on CPU 2 just before still "
-		  "waiting: the running barrier had passed CPU 2 before that callback was queued, "
-		  "and the snapshot took its end for enough (TODO 5: rcu_seq_snap())",
-		  (unsigned long long)sim_seed());
+	expect_returned(&first, "CPU 1's callback had run");
+	expect_waiting(&late, "the callback its caller had queued on CPU 2 just before was "
+		       "still waiting; it was called while another barrier ran, and returned "
+		       "when that one ended, but that one had passed CPU 2 before the callback "
+		       "was queued: the snapshot took its end for enough (TODO 5: rcu_seq_snap())");
 	sim_release_point(pass_point(2));
 	sim_run_until_idle();
-	cr_assert(READ_ONCE(late.returned) && !late.early, "the second rcu_barrier() did not "
-		  "return once its own callback on CPU 2 had run, or returned before (TODO 5-7)");
-	barrier_caller_stop(&first);
-	barrier_caller_stop(&late);
+	expect_returned(&late, "its own callback on CPU 2 had run");
 	lab6_end();
 }
 
-SIM_TEST(seq, caller_during_a_barrier_waits_for_the_next)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, late_caller, NULL);
-}
+SEEDS_TEST(seq, caller_during_a_barrier_waits_for_the_next, late_caller, 4, ANY_MODE)
 
 /*
  * Barrier A runs (it waits for CPU 1's blocked callback); B and C are called
@@ -86,13 +72,9 @@ static void shared_barrier(void *arg)
 	rcu_callbacks_init();
 	start_slow_on(1, &blocker);
 	seq0 = rcu_barrier_sequence();
-	for (int i = 0; i < 3; i++) {
-		bc[i] = (struct barrier_caller){ .do_barrier = rcu_barrier };
-		barrier_caller_start(&bc[i], i == 0 ? 0 : i + 1);
-		sim_run_until_idle();
-	}
-	cr_assert(!READ_ONCE(bc[0].returned), "rcu_barrier() returned while CPU 1's callback, "
-		  "queued before it, was still running (TODO 6, 7)");
+	for (int i = 0; i < 3; i++)
+		start_barrier(&bc[i], i == 0 ? 0 : i + 1, NULL);
+	expect_waiting(&bc[0], "CPU 1's callback, queued before it, was still running (TODO 6, 7)");
 	slow_cb_release(&blocker);
 	sim_run_until_idle();
 	for (int i = 0; i < 3; i++)
@@ -110,9 +92,4 @@ static void shared_barrier(void *arg)
 	lab6_end();
 }
 
-SIM_TEST(seq, waiting_callers_share_one_barrier)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, shared_barrier, NULL);
-}
+SEEDS_TEST(seq, waiting_callers_share_one_barrier, shared_barrier, 4, ANY_MODE)
