@@ -38,6 +38,7 @@ MEMB = "liburcu-memb"
 RWLOCK = "pthread_rwlock"
 LAB2 = "reference-lab2"
 LAB4 = "reference-lab4"
+LAB6 = "reference-lab6"
 READ_SIDES = [REF, QSBR, MEMB, RWLOCK]
 
 # metric: (title, unit kind, lower is better)
@@ -58,9 +59,9 @@ METRICS = {
     "barrier_full_ns": ("rcu_barrier(), right after 10^5 call_rcu()", "ns", True),
 }
 ORDER = list(METRICS)
-SIDE_ORDER = [REF, NOHOOK, LAB2, LAB4, QSBR, MEMB, RWLOCK]
-COLOURS = {REF: "#d62728", NOHOOK: "#9467bd", LAB2: "#ff7f0e", LAB4: "#d62728", QSBR: "#1f77b4",
-           MEMB: "#2ca02c", RWLOCK: "#7f7f7f"}
+SIDE_ORDER = [REF, NOHOOK, LAB2, LAB4, LAB6, QSBR, MEMB, RWLOCK]
+COLOURS = {REF: "#d62728", NOHOOK: "#9467bd", LAB2: "#ff7f0e", LAB4: "#d62728", LAB6: "#8c564b",
+           QSBR: "#1f77b4", MEMB: "#2ca02c", RWLOCK: "#7f7f7f"}
 
 
 # ---- formatting ---------------------------------------------------------
@@ -234,7 +235,7 @@ def targets(rows):
                         " (paired ratios " + ", ".join(f"{k:.3g}x {s}" for s, k in ks) + ")",
                         all(k >= 0.25 for _, k in ks)))
     lib = rows.get(("barrier_empty_ns", MEMB, 0))
-    for side in (LAB4,):
+    for side in (LAB4, LAB6):
         ref = rows.get(("barrier_empty_ns", side, 0))
         if ref and lib:
             k = paired_ratio(lib["samples"], ref["samples"])
@@ -458,7 +459,7 @@ def main():
               [("barrier_empty_ns", 0, "nothing queued"),
                ("barrier_full_ns", max([x for (m, s, x) in rows if m == "barrier_full_ns"],
                                        default=0), "after 10^5 call_rcu()")],
-              [LAB4, MEMB], note)
+              [LAB4, LAB6, MEMB], note)
     rdr = max([x for (m, s, x) in rows if m == "sync_busy_ns"], default=0)
     plot_bars(rows, os.path.join(out, "sync.svg"), "synchronize_rcu() latency (log scale)",
               [("sync_alone_ns", 0, "no readers"), ("sync_idle_ns", rdr, f"{rdr} idle readers"),

@@ -4,7 +4,7 @@
  * that rotates), raw samples printed as CSV for bench.py to summarise.
  *
  *   rcubench [--quick] [--reps N] [--secs S] [--threads N] [--cbs N]
- *            [--batch N] [--lab2 call_rcu.so] [--lab4 tree_rcu.so]
+ *            [--batch N] [--lab2 call_rcu.so] [--lab4 tree_rcu.so] [--lab6 tree.so]
  *
  * --batch: read pairs between quiescent states for reads/s (default 1024).
  *
@@ -87,7 +87,7 @@ static int calibrate(double ns_per_iter, double target_ns, int lo, int hi)
 struct opts {
 	int reps, threads, cbs, batch;
 	double secs, sample_ns;
-	const char *lab2, *lab4;
+	const char *lab2, *lab4, *lab6;
 };
 
 /* @return 0, or 2 after printing the usage. */
@@ -116,9 +116,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->lab2 = v, i++;
 		} else if (!strcmp(a, "--lab4") && v) {
 			o->lab4 = v, i++;
+		} else if (!strcmp(a, "--lab6") && v) {
+			o->lab6 = v, i++;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--reps N] [--secs S] [--threads N] "
-				"[--cbs N] [--batch N] [--lab2 SO] [--lab4 SO]\n", argv[0]);
+				"[--cbs N] [--batch N] [--lab2 SO] [--lab4 SO] [--lab6 SO]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -145,6 +147,8 @@ static void find_sides(struct sides *sd, const struct opts *o)
 	if ((sd->cs[sd->ncs] = ref_cb_load("reference-lab2", o->lab2)))
 		sd->ncs++;
 	if ((sd->cs[sd->ncs] = ref_cb_load("reference-lab4", o->lab4)))
+		sd->ncs++;
+	if ((sd->cs[sd->ncs] = ref_cb_load("reference-lab6", o->lab6)))
 		sd->ncs++;
 }
 
