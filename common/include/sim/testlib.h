@@ -138,11 +138,12 @@ void barrier_caller_start(struct barrier_caller *bc, int cpu);
 void barrier_caller_stop(struct barrier_caller *bc);
 
 /**
- * An interrupt against a task on one CPU: a kthread on @cpu queues one
- * callback with @queue while an interrupt that queues another is raised
- * before @cpu's k-th student access (sim_irq_at_access()). Wherever it lands
- * (inside the queueing function, inside the CPU's callback kthread moving
- * its queue), both callbacks must run once. Fill in the first four fields.
+ * An interrupt against a task on one CPU: a kthread on irq_race::cpu queues
+ * one callback with irq_race::queue while an interrupt that queues another
+ * is raised before that CPU's k-th student access (sim_irq_at_access()).
+ * Wherever it lands (inside the queueing function, inside the CPU's
+ * callback kthread moving its queue), both callbacks must run once. Fill in
+ * the first four fields.
  */
 struct irq_race {
 	int cpu;                                             /**< the CPU swept */
