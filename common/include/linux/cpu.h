@@ -73,7 +73,11 @@ int cpu_down(unsigned int cpu);
  */
 int cpu_up(unsigned int cpu);
 
-/** num_online_cpus() - how many CPUs are online now (see cpu_online()). */
+/**
+ * num_online_cpus() - how many CPUs are online now (see cpu_online()).
+ * Does not promise that the number still holds when you use it: hotplug may
+ * run meanwhile.
+ */
 unsigned int num_online_cpus(void);
 
 /** @} */

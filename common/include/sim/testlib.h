@@ -64,7 +64,10 @@ struct rec_cb {
 void rec_cb_init(struct rec_cb *r, int cpu);
 /** rec_cb_func() - the callback to queue with @p rh = &r->rh. Never sleeps. */
 void rec_cb_func(struct rcu_head *rh);
-/** rec_cb_reset() - restart the global invocation number at 1 (once per boot). */
+/**
+ * rec_cb_reset() - restart the global invocation number at 1 (once per
+ * boot). Does not touch the rec_cbs themselves: rec_cb_init() each.
+ */
 void rec_cb_reset(void);
 
 /**
@@ -77,7 +80,10 @@ struct freeme {
 	atomic_t *freed;    /**< counts the frees */
 };
 
-/** freeme_alloc() - kmalloc() a freeme that will count into @p freed. Process context. */
+/**
+ * freeme_alloc() - kmalloc() a freeme that will count into @p freed.
+ * Process context. Does not queue it: call_rcu() (or any flavour) does.
+ */
 struct freeme *freeme_alloc(atomic_t *freed);
 /** freeme_func() - the callback: count, then kfree() the freeme. */
 void freeme_func(struct rcu_head *rh);
@@ -90,7 +96,11 @@ void freeme_func(struct rcu_head *rh);
  * object file: a binary without lab 1 never pulls it in). @return the task.
  */
 struct task_struct *reader_held_at(int cpu, const char *point);
-/** reader_let_go() - release @p point, let everything run, and stop @p reader. */
+/**
+ * reader_let_go() - release @p point, let everything run, and stop
+ * @p reader. Does not promise that the grace periods the reader held up have
+ * ended by then: only that everything has run until nothing could.
+ */
 void reader_let_go(struct task_struct *reader, const char *point);
 
 /**
