@@ -62,6 +62,17 @@ struct sim_config {
 struct sim_config sim_default_config(void);
 
 /**
+ * sim_forced_config() - sim_default_config() for a scenario that forces its
+ * schedule: one that holds a task at an access (sim_hold_access()) or lets
+ * everything else run (sim_run_until_idle()) while a task spins, say in a
+ * cross-call's wait. Deterministic mode whatever WORKBOOK_MODE says: on real
+ * threads nothing holds a running CPU at a chosen instant, and a spinning
+ * task never lets the rest become idle. Does not pin the scheduler's
+ * strategy: WORKBOOK_SCHED=pct still applies.
+ */
+struct sim_config sim_forced_config(void);
+
+/**
  * sim_boot() - start the simulated kernel: its CPUs, their idle tasks, and
  * the calling thread as the task "test". The test's task holds no CPU: it is
  * the controller, which may raise interrupts, hold and release things and

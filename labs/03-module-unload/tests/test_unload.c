@@ -12,7 +12,7 @@ static void unload_mymod(void *arg)
 
 static void run_mymod(struct unload_run *r)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
 	r->path = MODULE_PATH_mymod;
 	r->name = "mymod";

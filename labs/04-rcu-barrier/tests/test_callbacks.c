@@ -72,7 +72,7 @@ static void queuing_cpu_in_order(void *arg)
 
 SIM_TEST(callbacks, run_on_queuing_cpu_in_order_after_gp)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
 	cfg.nr_cpus = 5;
 	sim_run_seeds(&cfg, queuing_cpu_in_order, NULL);
