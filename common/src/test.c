@@ -377,7 +377,7 @@ void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg)
 	int n = (one && *one) ? 1 : sim_seeds_count();
 
 	for (int i = 0; i < n; i++) {
-		struct sim_config cfg = *base;
+		struct sim_config cfg = base ? *base : sim_default_config();
 
 		if (one && *one)
 			cfg.seed = strtoull(one, NULL, 0);

@@ -69,9 +69,7 @@ static void spin_scenario(void *arg)
 
 SIM_TEST(spinlock, mutual_exclusion_over_seeds)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, spin_scenario, NULL);
+	sim_run_seeds(NULL, spin_scenario, NULL);
 }
 
 static void mutex_scenario(void *arg)
@@ -85,9 +83,7 @@ static void mutex_scenario(void *arg)
 
 SIM_TEST(mutex, mutual_exclusion_over_seeds)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, mutex_scenario, NULL);
+	sim_run_seeds(NULL, mutex_scenario, NULL);
 }
 
 SIM_TEST(spinlock, parallel_mode_mutual_exclusion)
@@ -122,9 +118,7 @@ static int hold_without_irqsave(void *arg)
 
 SIM_TEST(spinlock, irq_on_same_cpu_deadlock_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("spinlock recursion");
 	kthread_stop(kthread_run_on_cpu(hold_without_irqsave, NULL, 1, "holder"));
 }
@@ -142,9 +136,7 @@ static int hold_with_irqsave(void *arg)
 
 SIM_TEST(spinlock, irqsave_defers_the_irq)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	kthread_stop(kthread_run_on_cpu(hold_with_irqsave, NULL, 1, "holder"));
 	cr_assert_eq(sim_irqs_pending(1), 0, "the IRQ must run after the lock is dropped");
 }
@@ -172,9 +164,7 @@ static int ba(void *arg)
 
 SIM_TEST(mutex, abba_deadlock_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("deadlock");
 	sim_hold_point("ab-has-a");
 	struct task_struct *t1 = kthread_run_on_cpu(ab, NULL, 0, "ab");
@@ -203,10 +193,9 @@ static int waiter(void *arg)
 
 SIM_TEST(completion, one_complete_lets_one_waiter_through)
 {
-	struct sim_config cfg = sim_default_config();
 	struct task_struct *w[3];
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_completion(&comp);
 	woke = 0;
 	for (int i = 0; i < 3; i++)
@@ -226,9 +215,7 @@ SIM_TEST(completion, one_complete_lets_one_waiter_through)
 
 SIM_TEST(completion, complete_before_wait_is_not_lost)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_completion(&comp);
 	complete(&comp);
 	cr_assert(completion_done(&comp));
@@ -266,9 +253,7 @@ static void wq_scenario(void *arg)
 
 SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	cond_flag = 0;
 	wq_woke = 0;
 	sim_hold_point("wait_event:sleep");
@@ -286,9 +271,7 @@ SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 
 SIM_TEST(waitqueue, no_lost_wakeup_over_seeds)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, wq_scenario, NULL);
+	sim_run_seeds(NULL, wq_scenario, NULL);
 }
 
 /* ---- atomics ---- */
@@ -322,7 +305,5 @@ static void atomic_scenario(void *arg)
 
 SIM_TEST(atomic, dec_and_test_sees_zero_once)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, atomic_scenario, NULL);
+	sim_run_seeds(NULL, atomic_scenario, NULL);
 }

@@ -66,6 +66,7 @@ void sim_test_end(void);
 
 #ifndef SIM_NO_RETURN_MARKS
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 /**
  * sim_synchronize_rcu_marked() - synchronize_rcu(), then a trace mark
  * "synchronize_rcu() returned": in a test's timeline, the moment the call
@@ -89,18 +90,37 @@ static inline void sim_rcu_barrier_marked(void)
 #define synchronize_rcu() sim_synchronize_rcu_marked()
 /** In tests: rcu_barrier() marks its return on the timeline. */
 #define rcu_barrier() sim_rcu_barrier_marked()
+
+/**
+ * sim_call_rcu_on() - from the test's own task, which holds no CPU between
+ * steps: take @p cpu, call_rcu(@p head, @p func) there, and give the CPU up
+ * again. call_rcu() needs a CPU (its queue is that CPU's, its lock is taken
+ * with interrupts off there). It waits for nothing: the callback runs after
+ * a grace period, like any other, and @p head must stay valid until then.
+ * Giving the CPU up is a context switch, so a grace period may end before
+ * this returns.
+ */
+static inline void sim_call_rcu_on(int cpu, struct rcu_head *head, rcu_callback_t func)
+{
+	migrate_to_cpu(cpu);
+	call_rcu(head, func);
+	migrate_to_cpu(-1);
+}
 #endif
 
 /** A scenario run once per seed by sim_run_seeds(). */
 typedef void (*sim_scenario_fn)(void *arg);
 
 /**
- * sim_run_seeds() - boot with @p base, run @p fn, halt; once per seed.
+ * sim_run_seeds() - boot with @p base (NULL: sim_default_config()), run
+ * @p fn, halt; once per seed.
  *
  * Seeds are 1 .. WORKBOOK_SEEDS (default 20), or just WORKBOOK_SEED when
  * set; in parallel mode (base->mode or WORKBOOK_MODE) the scenario runs
  * WORKBOOK_SEEDS times on real threads. A failing run names its seed and the
- * command that replays it. Each run must leave no leak.
+ * command that replays it. Each run must leave no leak. It does not promise
+ * that a seed's schedule stays the same when the scenario or the code it
+ * runs changes: a seed replays one build, not a history.
  */
 void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg);
 

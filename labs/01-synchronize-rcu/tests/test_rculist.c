@@ -137,9 +137,7 @@ SIM_TEST(rculist, add_and_walk,
 	 .description = "list_add_rcu()/list_add_tail_rcu() link in order, "
 			"list_for_each_entry_rcu() walks it, list_del_rcu() unlinks")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, add_and_walk, NULL);
+	sim_run_seeds(NULL, add_and_walk, NULL);
 }
 
 /* ---- rculist/reader_on_deleted_item_walks_on ------------------------------- */
@@ -188,9 +186,7 @@ static void reader_on_deleted(void *arg)
 SIM_TEST(rculist, reader_on_deleted_item_walks_on,
 	 .description = "a reader standing on an item while it is deleted walks on to the end")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, reader_on_deleted, NULL);
+	sim_run_seeds(NULL, reader_on_deleted, NULL);
 }
 
 /* ---- rculist/publication_orders_init_before_link --------------------------- */
@@ -248,9 +244,7 @@ static void publication(void *arg)
 SIM_TEST(rculist, publication_orders_init_before_link,
 	 .description = "a reader never sees an item before its fields are initialised")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, publication, NULL);
+	sim_run_seeds(NULL, publication, NULL);
 }
 
 /* ---- rculist/whole_walks_during_add_and_del -------------------------------- */

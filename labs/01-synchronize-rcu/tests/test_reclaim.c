@@ -128,18 +128,14 @@ static void without_grace_period(void *arg)
 SIM_TEST(reclaim, no_reader_sees_freed_item,
 	 .description = "list_del_rcu(); synchronize_rcu(); kfree(); never frees under a reader")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, with_grace_period, NULL);
+	sim_run_seeds(NULL, with_grace_period, NULL);
 }
 
 SIM_TEST(reclaim, kfree_without_grace_period_is_seen,
 	 .description = "the bug made visible: kfree() right after list_del_rcu() "
 			"frees an item a reader still holds")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, without_grace_period, NULL);
+	sim_run_seeds(NULL, without_grace_period, NULL);
 }
 
 /* ---- reclaim/free_running_sweep: no holds, every interleaving the seeds give */
@@ -226,7 +222,5 @@ static void free_running(void *arg)
 SIM_TEST(reclaim, free_running_sweep,
 	 .description = "readers walking while a writer deletes and frees: no poison, any seed")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, free_running, NULL);
+	sim_run_seeds(NULL, free_running, NULL);
 }

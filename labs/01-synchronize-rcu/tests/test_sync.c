@@ -57,9 +57,7 @@ SIM_TEST(sync, waits_for_preexisting_reader,
 	 .description = "synchronize_rcu() waits for a reader that began before it, "
 			"and returns once it leaves")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_reader, NULL);
+	sim_run_seeds(NULL, waits_for_reader, NULL);
 }
 
 /* ---- sync/not_held_up_by_new_readers ------------------------------------- */
@@ -140,9 +138,7 @@ static void new_readers(void *arg)
 SIM_TEST(sync, not_held_up_by_new_readers,
 	 .description = "readers that start after synchronize_rcu() began do not hold it up")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, new_readers, NULL);
+	sim_run_seeds(NULL, new_readers, NULL);
 }
 
 /* ---- sync/idle_cpus_do_not_hold_it_up ------------------------------------ */
@@ -254,18 +250,14 @@ SIM_TEST(sync, two_callers_each_wait_for_their_readers,
 	 .description = "two synchronize_rcu() callers at once: each waits for the readers "
 			"that began before its own call")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, two_callers, NULL);
+	sim_run_seeds(NULL, two_callers, NULL);
 }
 
 /* ---- sync/synchronize_in_reader_is_reported ------------------------------ */
 
 SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	migrate_to_cpu(1);
 	rcu_read_lock();
 	cr_assert_eq(rcu_read_lock_depth(), 1,

@@ -47,9 +47,7 @@ static void empty_scenario(void *arg)
 SIM_TEST(barrier, empty_queue_returns,
 	 .description = "rcu_barrier() with nothing queued returns, twice in a row")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, empty_scenario, NULL);
+	sim_run_seeds(NULL, empty_scenario, NULL);
 	cr_assert(1, "rcu_barrier() returned on an empty queue");
 }
 
@@ -115,9 +113,7 @@ static void earlier_scenario(void *arg)
 SIM_TEST(barrier, waits_for_earlier_callbacks,
 	 .description = "when rcu_barrier() returns, every callback queued before it has run (blimit 1)")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, earlier_scenario, NULL);
+	sim_run_seeds(NULL, earlier_scenario, NULL);
 }
 
 /* ---- callbacks queued by callbacks after it do not hold it up ---------- */
@@ -152,9 +148,7 @@ static void reposting_scenario(void *arg)
 	atomic_store(&plain_invoked.counter, 0);
 	rcu_callbacks_init();
 	rcu_set_blimit(2);
-	migrate_to_cpu(LAB3_WRITER_CPU);
-	call_rcu(&c.rcu, chain_cb);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(LAB3_WRITER_CPU, &c.rcu, chain_cb);
 	queue_plain(EARLIER, &plain_invoked, LAB3_WRITER_CPU);
 	/* The chain re-posts itself forever: the queue is never empty. */
 	test_rcu_barrier();
@@ -228,9 +222,7 @@ static void concurrent_scenario(void *arg)
 SIM_TEST(barrier, concurrent_callers_both_return,
 	 .description = "two tasks in rcu_barrier() at once: both return, each after its own earlier callbacks")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, concurrent_scenario, NULL);
+	sim_run_seeds(NULL, concurrent_scenario, NULL);
 }
 
 /* ---- IRQ context ---------------------------------------------------------- */
@@ -244,9 +236,7 @@ static void barrier_irq(void *arg)
 SIM_TEST(barrier, in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	 .description = "rcu_barrier() sleeps: calling it from an interrupt is a BUG it reports first")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	rcu_callbacks_init();
 	/* BUG_ON(in_interrupt()) says "kernel BUG"; sleeping in the IRQ would be
 	 * caught later, by might_sleep(), as another BUG: not this one. */

@@ -82,12 +82,11 @@ SIM_TEST(wrong_exit, no_fullstop, .signal = BUG_SIGNAL,
 SIM_TEST(wrong_exit, control_correct_exit_is_clean,
 	 .description = "naivemod with the article's exit order: no crash, every callback ran first")
 {
-	struct sim_config cfg = sim_default_config();
 	struct unload_run r = { .path = MODULE_PATH_naivemod, .name = "naivemod",
 				.writer = true, .timer = true, .reposters = 2,
 				.naive_exit = NAIVE_EXIT_CORRECT, .blimit = 1, .backlog = 8 };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	lab3_unload_scenario(&r);
 	lab3_assert_clean(&r);
 }

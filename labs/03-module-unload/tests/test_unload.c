@@ -12,11 +12,9 @@ static void unload_mymod(void *arg)
 
 static void run_mymod(struct unload_run *r)
 {
-	struct sim_config cfg = sim_default_config();
-
 	r->path = MODULE_PATH_mymod;
 	r->name = "mymod";
-	sim_run_seeds(&cfg, unload_mymod, r);
+	sim_run_seeds(NULL, unload_mymod, r);
 }
 
 SIM_TEST(unload, writer_callbacks,

@@ -100,9 +100,7 @@ static void waits_for_every_cpu(void *arg)
 
 SIM_TEST(barrier, waits_for_every_callback_on_every_cpu)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_every_cpu, NULL);
+	sim_run_seeds(NULL, waits_for_every_cpu, NULL);
 }
 
 /* The same, with every callback queued by an interrupt handler. */
@@ -146,9 +144,7 @@ static void covers_irq_callbacks(void *arg)
 
 SIM_TEST(barrier, covers_callbacks_queued_from_irq_on_every_cpu)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, covers_irq_callbacks, NULL);
+	sim_run_seeds(NULL, covers_irq_callbacks, NULL);
 }
 
 /* Three callers on three CPUs at once, each with a callback of its own queued first. */
@@ -196,9 +192,7 @@ static void concurrent_callers(void *arg)
 
 SIM_TEST(barrier, concurrent_callers_all_return_none_early)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, concurrent_callers, NULL);
+	sim_run_seeds(NULL, concurrent_callers, NULL);
 }
 
 /* From an interrupt handler: a BUG, reported before anything sleeps. */
@@ -210,9 +204,7 @@ static void barrier_from_irq(void *data)
 
 SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	rcu_callbacks_init();
 	sim_expect_bug("BUG_ON(in_interrupt())");
 	raise_irq(1, barrier_from_irq, NULL, "barrier_irq");
@@ -265,7 +257,5 @@ static void lab3_barrier_misses(void *arg)
 
 SIM_TEST(barrier, lab3_one_callback_barrier_no_longer_enough)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, lab3_barrier_misses, NULL);
+	sim_run_seeds(NULL, lab3_barrier_misses, NULL);
 }

@@ -124,9 +124,7 @@ static void blimit_per_pass(void *arg)
 
 SIM_TEST(callbacks, at_most_blimit_per_pass)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, blimit_per_pass, NULL);
+	sim_run_seeds(NULL, blimit_per_pass, NULL);
 }
 
 /*

@@ -50,9 +50,7 @@ static void qq4_article_sleeping(void *arg)
 SIM_TEST(qq4, article_count_from_zero_returns_early_when_wait_sleeps,
 	 .description = "Quick Quiz #4's premature return, shown with the 2007 barrier")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, qq4_article_sleeping, NULL);
+	sim_run_seeds(NULL, qq4_article_sleeping, NULL);
 }
 
 static void qq4_article_spinning(void *arg)
@@ -73,9 +71,7 @@ static void qq4_article_spinning(void *arg)
 SIM_TEST(qq4, article_count_from_zero_safe_when_wait_spins,
 	 .description = "The 2007 answer: a spinning wait blocks the grace period")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, qq4_article_spinning, NULL);
+	sim_run_seeds(NULL, qq4_article_spinning, NULL);
 }
 
 static void qq4_student(void *arg)
@@ -113,16 +109,14 @@ static void qq4_student(void *arg)
 SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
 	 .description = "Quick Quiz #4's schedule with a sleeping on_each_cpu() wait")
 {
-	struct sim_config cfg = sim_default_config();
 	bool sleeps = true;
 
-	sim_run_seeds(&cfg, qq4_student, &sleeps);
+	sim_run_seeds(NULL, qq4_student, &sleeps);
 }
 
 SIM_TEST(qq4, rcu_barrier_when_wait_spins)
 {
-	struct sim_config cfg = sim_default_config();
 	bool sleeps = false;
 
-	sim_run_seeds(&cfg, qq4_student, &sleeps);
+	sim_run_seeds(NULL, qq4_student, &sleeps);
 }

@@ -70,7 +70,5 @@ static void back_to_back(void *arg)
 
 SIM_TEST(stress, back_to_back_barriers_on_every_cpu)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, back_to_back, NULL);
+	sim_run_seeds(NULL, back_to_back, NULL);
 }

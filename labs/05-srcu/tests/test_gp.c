@@ -24,11 +24,10 @@ static unsigned long unlocks(int cpu, int idx)
 
 SIM_TEST(read, counts_on_its_cpu_under_its_index)
 {
-	struct sim_config cfg = sim_default_config();
 	struct updater u;
 	int idx, idx2;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	migrate_to_cpu(1);
 	idx = srcu_read_lock(&ss);
@@ -93,9 +92,7 @@ static void waits_for_sleeping(void *arg)
 
 SIM_TEST(gp, waits_for_a_reader_that_sleeps)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_sleeping, NULL);
+	sim_run_seeds(NULL, waits_for_sleeping, NULL);
 }
 
 /* The test's own thread reads: lock on CPU 1, unlock on CPU 2. */
@@ -128,9 +125,7 @@ static void reader_moves(void *arg)
 
 SIM_TEST(gp, waits_for_a_reader_that_ends_on_another_cpu)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, reader_moves, NULL);
+	sim_run_seeds(NULL, reader_moves, NULL);
 }
 
 /* An old reader holds the grace period; a new one, after the flip, does not. */
@@ -168,9 +163,7 @@ static void ignores_new(void *arg)
 
 SIM_TEST(gp, does_not_wait_for_readers_that_begin_after_it)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, ignores_new, NULL);
+	sim_run_seeds(NULL, ignores_new, NULL);
 }
 
 /*
@@ -213,7 +206,5 @@ static void two_domains(void *arg)
 
 SIM_TEST(gp, two_domains_do_not_wait_for_each_other)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, two_domains, NULL);
+	sim_run_seeds(NULL, two_domains, NULL);
 }
