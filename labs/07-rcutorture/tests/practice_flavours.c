@@ -28,12 +28,6 @@ static const struct broken_flavour busted_flavour = {
 	.bug = "synchronize_rcu() returns at once, call_rcu() invokes its callback at once",
 };
 
-SIM_TEST(practice, busted, .timeout = 120,
-	 .description = "the torture catches an RCU with no grace periods at all")
-{
-	torture_expect_caught(&busted_flavour);
-}
-
 /* A barrier that returns at once: callbacks queued before it may not have run. */
 static void no_barrier(void)
 {
@@ -44,8 +38,5 @@ static const struct broken_flavour no_barrier_flavour = {
 	.bug = "rcu_barrier() returns at once",
 };
 
-SIM_TEST(practice, no_barrier, .timeout = 120,
-	 .description = "the torture catches an rcu_barrier() that waits for nothing")
-{
-	torture_expect_caught(&no_barrier_flavour);
-}
+TORTURE_CATCHES(practice, busted, "an RCU with no grace periods at all")
+TORTURE_CATCHES(practice, no_barrier, "an rcu_barrier() that waits for nothing")

@@ -113,6 +113,19 @@ void torture_expect_clean_parallel(const struct rcu_torture_ops *ops);
 void torture_expect_caught(const struct broken_flavour *f);
 void torture_expect_caught_parallel(const struct broken_flavour *f);
 
+/*
+ * TORTURE_CATCHES() - declare the test @suite/@name: the torture must
+ * catch the broken flavour @name##_flavour (a struct broken_flavour defined
+ * before it) on every seed, in deterministic mode. @what ends the test's
+ * description, "the torture catches <what>".
+ */
+#define TORTURE_CATCHES(suite, name, what)                                    \
+	SIM_TEST(suite, name, .timeout = 120,                                 \
+		 .description = "the torture catches " what)                  \
+	{                                                                     \
+		torture_expect_caught(&name##_flavour);                       \
+	}
+
 /* The reference's cb_exit for a broken flavour: every queued callback runs
  * first (a flavour that names its own cb_exit calls it last). */
 void torture_ref_cb_exit(void);

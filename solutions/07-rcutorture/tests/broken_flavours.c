@@ -30,16 +30,10 @@ static void early_gp_sync(void)
 	schedule();
 }
 
-static const struct broken_flavour early_gp_flavour = {
+static const struct broken_flavour early_grace_period_flavour = {
 	.except = { .name = "early_grace_period", .sync = early_gp_sync },
 	.bug = "synchronize_rcu() of a uniprocessor kernel: waits for no other CPU",
 };
-
-SIM_TEST(catches, early_grace_period, .timeout = 120,
-	 .description = "the torture catches synchronize_rcu() returning early")
-{
-	torture_expect_caught(&early_gp_flavour);
-}
 
 /* ---- callbacks invoked before their grace period: every fourth ---- */
 
@@ -54,16 +48,10 @@ static void early_cb_call(struct rcu_head *head, rcu_callback_t func)
 	call_rcu(head, func);
 }
 
-static const struct broken_flavour early_cb_flavour = {
+static const struct broken_flavour early_callback_flavour = {
 	.except = { .name = "early_callback", .call = early_cb_call },
 	.bug = "every fourth call_rcu() invokes its callback at once",
 };
-
-SIM_TEST(catches, early_callback, .timeout = 120,
-	 .description = "the torture catches callbacks invoked before their grace period")
-{
-	torture_expect_caught(&early_cb_flavour);
-}
 
 /* ---- a barrier that covers only its own CPU (lab 3's, on per-CPU queues) ---- */
 
@@ -86,16 +74,10 @@ static void own_cpu_barrier(void)
 		schedule();
 }
 
-static const struct broken_flavour own_cpu_barrier_flavour = {
+static const struct broken_flavour barrier_misses_cpu_flavour = {
 	.except = { .name = "barrier_misses_cpu", .cb_barrier = own_cpu_barrier },
 	.bug = "rcu_barrier() waits only for its own CPU's callbacks",
 };
-
-SIM_TEST(catches, barrier_misses_cpu, .timeout = 120,
-	 .description = "the torture catches an rcu_barrier() that waits for its own CPU only")
-{
-	torture_expect_caught(&own_cpu_barrier_flavour);
-}
 
 /* ---- lost callbacks: every eighth is kept aside, never invoked in the run ---- */
 
@@ -136,21 +118,11 @@ static void lost_cb_exit(void)
 	torture_ref_cb_exit();
 }
 
-static const struct broken_flavour lost_cb_flavour = {
-	.except = {
-		.name = "lost_callback",
-		.call = lost_cb_call,
-		.cb_init = lost_cb_init,
-		.cb_exit = lost_cb_exit,
-	},
+static const struct broken_flavour lost_callback_flavour = {
+	.except = { .name = "lost_callback", .call = lost_cb_call, .cb_init = lost_cb_init,
+		    .cb_exit = lost_cb_exit },
 	.bug = "every eighth call_rcu() callback is never invoked",
 };
-
-SIM_TEST(catches, lost_callback, .timeout = 120,
-	 .description = "the torture catches call_rcu() losing callbacks")
-{
-	torture_expect_caught(&lost_cb_flavour);
-}
 
 /*
  * ---- an unprotected reader: rcu_read_lock() that does not hold off grace
@@ -167,21 +139,17 @@ static void unprotected_delay(void)
 		schedule();
 }
 
-static const struct broken_flavour unprotected_flavour = {
-	.except = {
-		.name = "unprotected_reader",
-		.read_lock = unprotected_lock,
-		.read_unlock = unprotected_lock,
-		.read_delay = unprotected_delay,
-	},
+static const struct broken_flavour unprotected_reader_flavour = {
+	.except = { .name = "unprotected_reader", .read_lock = unprotected_lock,
+		    .read_unlock = unprotected_lock, .read_delay = unprotected_delay },
 	.bug = "rcu_read_lock() does nothing, and a reader may be switched out",
 };
 
-SIM_TEST(catches, unprotected_reader, .timeout = 120,
-	 .description = "the torture catches a read side that does not hold off grace periods")
-{
-	torture_expect_caught(&unprotected_flavour);
-}
+TORTURE_CATCHES(catches, early_grace_period, "synchronize_rcu() returning early")
+TORTURE_CATCHES(catches, early_callback, "callbacks invoked before their grace period")
+TORTURE_CATCHES(catches, barrier_misses_cpu, "an rcu_barrier() that waits for its own CPU only")
+TORTURE_CATCHES(catches, lost_callback, "call_rcu() losing callbacks")
+TORTURE_CATCHES(catches, unprotected_reader, "a read side that does not hold off grace periods")
 
 /*
  * On real threads the callback bugs show in every bounded run; the
@@ -192,7 +160,7 @@ SIM_TEST(catches, unprotected_reader, .timeout = 120,
 SIM_TEST(catches, parallel_callback_bugs, .timeout = 120,
 	 .description = "on real threads, the torture catches the callback and barrier bugs")
 {
-	torture_expect_caught_parallel(&early_cb_flavour);
-	torture_expect_caught_parallel(&own_cpu_barrier_flavour);
-	torture_expect_caught_parallel(&lost_cb_flavour);
+	torture_expect_caught_parallel(&early_callback_flavour);
+	torture_expect_caught_parallel(&barrier_misses_cpu_flavour);
+	torture_expect_caught_parallel(&lost_callback_flavour);
 }
