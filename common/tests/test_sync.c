@@ -67,10 +67,7 @@ static void spin_scenario(void *arg)
 		     (unsigned long long)sim_seed());
 }
 
-SIM_TEST(spinlock, mutual_exclusion_over_seeds)
-{
-	sim_run_seeds(NULL, spin_scenario, NULL);
-}
+SIM_TEST_SEEDS(spinlock, mutual_exclusion_over_seeds, spin_scenario)
 
 static void mutex_scenario(void *arg)
 {
@@ -81,10 +78,7 @@ static void mutex_scenario(void *arg)
 	cr_assert_eq(counter, WORKERS * ROUNDS);
 }
 
-SIM_TEST(mutex, mutual_exclusion_over_seeds)
-{
-	sim_run_seeds(NULL, mutex_scenario, NULL);
-}
+SIM_TEST_SEEDS(mutex, mutual_exclusion_over_seeds, mutex_scenario)
 
 SIM_TEST(spinlock, parallel_mode_mutual_exclusion)
 {
@@ -269,10 +263,7 @@ SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 	cr_assert_eq(kthread_stop(k), 1);
 }
 
-SIM_TEST(waitqueue, no_lost_wakeup_over_seeds)
-{
-	sim_run_seeds(NULL, wq_scenario, NULL);
-}
+SIM_TEST_SEEDS(waitqueue, no_lost_wakeup_over_seeds, wq_scenario)
 
 /* ---- atomics ---- */
 
@@ -303,7 +294,4 @@ static void atomic_scenario(void *arg)
 		     (unsigned long long)sim_seed(), atomic_read(&zero_seen));
 }
 
-SIM_TEST(atomic, dec_and_test_sees_zero_once)
-{
-	sim_run_seeds(NULL, atomic_scenario, NULL);
-}
+SIM_TEST_SEEDS(atomic, dec_and_test_sees_zero_once, atomic_scenario)

@@ -112,6 +112,20 @@ static inline void sim_call_rcu_on(int cpu, struct rcu_head *head, rcu_callback_
 typedef void (*sim_scenario_fn)(void *arg);
 
 /**
+ * SIM_TEST_SEEDS() - declare a test that runs @p scenario (a
+ * ::sim_scenario_fn, given NULL) once per seed on a kernel booted with the
+ * defaults, as sim_run_seeds(NULL, scenario, NULL):
+ * `SIM_TEST_SEEDS(suite, name, scenario, .description = "...")`. Criterion
+ * options follow as in SIM_TEST(). A scenario that needs an argument or its
+ * own configuration calls sim_run_seeds() from a SIM_TEST() instead.
+ */
+#define SIM_TEST_SEEDS(suite, name, scenario, ...)                          \
+	SIM_TEST(suite, name, ##__VA_ARGS__)                                  \
+	{                                                                     \
+		sim_run_seeds(NULL, (scenario), NULL);                        \
+	}
+
+/**
  * sim_run_seeds() - boot with @p base (NULL: sim_default_config()), run
  * @p fn, halt; once per seed.
  *

@@ -125,18 +125,13 @@ static void without_grace_period(void *arg)
 	del_and_free(false);
 }
 
-SIM_TEST(reclaim, no_reader_sees_freed_item,
-	 .description = "list_del_rcu(); synchronize_rcu(); kfree(); never frees under a reader")
-{
-	sim_run_seeds(NULL, with_grace_period, NULL);
-}
+SIM_TEST_SEEDS(reclaim, no_reader_sees_freed_item, with_grace_period,
+	       .description = "list_del_rcu(); synchronize_rcu(); kfree(); never frees under a "
+			      "reader")
 
-SIM_TEST(reclaim, kfree_without_grace_period_is_seen,
-	 .description = "the bug made visible: kfree() right after list_del_rcu() "
-			"frees an item a reader still holds")
-{
-	sim_run_seeds(NULL, without_grace_period, NULL);
-}
+SIM_TEST_SEEDS(reclaim, kfree_without_grace_period_is_seen, without_grace_period,
+	       .description = "the bug made visible: kfree() right after list_del_rcu() "
+			      "frees an item a reader still holds")
 
 /* ---- reclaim/free_running_sweep: no holds, every interleaving the seeds give */
 
@@ -219,8 +214,6 @@ static void free_running(void *arg)
 	lab1_free_all(&s.head);
 }
 
-SIM_TEST(reclaim, free_running_sweep,
-	 .description = "readers walking while a writer deletes and frees: no poison, any seed")
-{
-	sim_run_seeds(NULL, free_running, NULL);
-}
+SIM_TEST_SEEDS(reclaim, free_running_sweep, free_running,
+	       .description = "readers walking while a writer deletes and frees: no poison, any "
+			      "seed")

@@ -105,14 +105,27 @@ static struct task_struct *reader_inside_on(int cpu, struct foo *p)
 	return r;
 }
 
-/* Let the reader of reader_inside_on() go: it must not find its object freed. */
-static void reader_leaves(struct task_struct *r)
+/*
+ * Let the reader of reader_inside_on() go. It must not have found its
+ * object freed; once it has left a grace period can end, and @what (the
+ * callback queued for that object) must then have run exactly once, on the
+ * object whose rcu_head call_rcu() was given.
+ */
+static void reader_leaves(struct task_struct *r, const char *what)
 {
 	sim_release_point("reader_inside");
 	sim_run_until_idle();
 	cr_assert(!reader_saw_poison,
 		  "seed %llu: the reader found its object freed under it", seed());
 	kthread_stop(r);
+	cr_assert_eq(nr_reclaimed, 1,
+		     "seed %llu: the reader left and a grace period could end, but %s was "
+		     "invoked %d times instead of once (is rcuo/0 started in "
+		     "rcu_callbacks_init()? does call_rcu() wake it? does it invoke "
+		     "rcu_done?)", seed(), what, nr_reclaimed);
+	cr_assert_eq(bad_container, 0,
+		     "seed %llu: %s was given a pointer that is not the rcu_head passed to "
+		     "call_rcu(): container_of() found no object", seed(), what);
 }
 
 /* The updater, on CPU 1: unpublish @p, then hand it to RCU. */
@@ -143,27 +156,15 @@ static void scenario_waits_for_reader(void *arg)
 		     "only after a full grace period (look at where call_rcu() puts it "
 		     "and what the kthread waits for before invoking it)", seed());
 
-	reader_leaves(r);
+	reader_leaves(r, "the callback");
 	cr_assert_eq(reader_value, 42, "seed %llu: the reader read %d, not 42", seed(),
 		     reader_value);
-	cr_assert_eq(nr_reclaimed, 1,
-		     "seed %llu: the reader left and a grace period could end, but the "
-		     "callback was invoked %d times instead of once (is rcuo/0 started "
-		     "in rcu_callbacks_init()? does call_rcu() wake it? does it invoke "
-		     "rcu_done?)", seed(), nr_reclaimed);
-	cr_assert_eq(bad_container, 0,
-		     "seed %llu: the callback was given a pointer that is not the "
-		     "rcu_head passed to call_rcu(): container_of() found no object",
-		     seed());
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(grace, callback_waits_for_older_reader,
-	 .description = "call_rcu(): not invoked while an older reader is inside; "
-			"invoked once after it leaves; container_of() finds the object")
-{
-	sim_run_seeds(NULL, scenario_waits_for_reader, NULL);
-}
+SIM_TEST_SEEDS(grace, callback_waits_for_older_reader, scenario_waits_for_reader,
+	       .description = "call_rcu(): not invoked while an older reader is inside; "
+			      "invoked once after it leaves; container_of() finds the object")
 
 /* Reader B: passes a quiescent state (cond_resched()) only once released
  * from "b_start", then enters and stays at "b_inside". */
@@ -235,12 +236,10 @@ static void scenario_gp_after_queueing(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(grace, waits_for_a_grace_period_that_starts_after_queueing,
-	 .description = "a callback queued while a grace period is in progress "
-			"waits for the next grace period")
-{
-	sim_run_seeds(NULL, scenario_gp_after_queueing, NULL);
-}
+SIM_TEST_SEEDS(grace, waits_for_a_grace_period_that_starts_after_queueing,
+	       scenario_gp_after_queueing,
+	       .description = "a callback queued while a grace period is in progress "
+			      "waits for the next grace period")
 
 /* ---- interrupts ---------------------------------------------------------- */
 
@@ -280,22 +279,13 @@ static void scenario_call_rcu_in_irq(void *arg)
 		     "seed %llu: the callback queued from IRQ context ran while an "
 		     "older reader (CPU 3) was still inside", seed());
 
-	reader_leaves(r);
-	cr_assert_eq(nr_reclaimed, 1,
-		     "seed %llu: a callback queued by call_rcu() in an IRQ handler was "
-		     "invoked %d times instead of once after the reader left", seed(),
-		     nr_reclaimed);
-	cr_assert_eq(bad_container, 0, "seed %llu: container_of() found no object",
-		     seed());
+	reader_leaves(r, "the callback queued by call_rcu() in an IRQ handler");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(irq, call_rcu_from_irq_on_another_cpu,
-	 .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
-			"for a reader on CPU 3")
-{
-	sim_run_seeds(NULL, scenario_call_rcu_in_irq, NULL);
-}
+SIM_TEST_SEEDS(irq, call_rcu_from_irq_on_another_cpu, scenario_call_rcu_in_irq,
+	       .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
+			      "for a reader on CPU 3")
 
 static void synchronize_in_irq(void *data)
 {
@@ -376,13 +366,10 @@ static void scenario_storm(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(irq, irq_inside_call_rcu_critical_section,
-	 .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
-			"call_rcu()'s critical section neither deadlocks nor loses a "
-			"callback")
-{
-	sim_run_seeds(NULL, scenario_storm, NULL);
-}
+SIM_TEST_SEEDS(irq, irq_inside_call_rcu_critical_section, scenario_storm,
+	       .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
+			      "call_rcu()'s critical section neither deadlocks nor loses a "
+			      "callback")
 
 /* ---- order, exactly once, blimit ------------------------------------------ */
 
@@ -440,11 +427,8 @@ static void scenario_fifo(void *arg)
 	kfree(items);
 }
 
-SIM_TEST(order, fifo,
-	 .description = "callbacks are invoked in the order call_rcu() queued them")
-{
-	sim_run_seeds(NULL, scenario_fifo, NULL);
-}
+SIM_TEST_SEEDS(order, fifo, scenario_fifo,
+	       .description = "callbacks are invoked in the order call_rcu() queued them")
 
 #define MANY 100000
 
@@ -645,12 +629,9 @@ static void scenario_repost(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(repost, self_reposting_stops_when_told,
-	 .description = "a callback that calls call_rcu() on itself runs once per "
-			"grace period and, told to stop, frees itself and leaves nothing")
-{
-	sim_run_seeds(NULL, scenario_repost, NULL);
-}
+SIM_TEST_SEEDS(repost, self_reposting_stops_when_told, scenario_repost,
+	       .description = "a callback that calls call_rcu() on itself runs once per "
+			      "grace period and, told to stop, frees itself and leaves nothing")
 
 /* ---- leaks --------------------------------------------------------------- */
 

@@ -110,11 +110,9 @@ static void earlier_scenario(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, waits_for_earlier_callbacks,
-	 .description = "when rcu_barrier() returns, every callback queued before it has run (blimit 1)")
-{
-	sim_run_seeds(NULL, earlier_scenario, NULL);
-}
+SIM_TEST_SEEDS(barrier, waits_for_earlier_callbacks, earlier_scenario,
+	       .description = "when rcu_barrier() returns, every callback queued before it has "
+			      "run (blimit 1)")
 
 /* ---- callbacks queued by callbacks after it do not hold it up ---------- */
 
@@ -219,11 +217,9 @@ static void concurrent_scenario(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, concurrent_callers_both_return,
-	 .description = "two tasks in rcu_barrier() at once: both return, each after its own earlier callbacks")
-{
-	sim_run_seeds(NULL, concurrent_scenario, NULL);
-}
+SIM_TEST_SEEDS(barrier, concurrent_callers_both_return, concurrent_scenario,
+	       .description = "two tasks in rcu_barrier() at once: both return, each after its "
+			      "own earlier callbacks")
 
 /* ---- IRQ context ---------------------------------------------------------- */
 

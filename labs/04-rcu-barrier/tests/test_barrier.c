@@ -73,35 +73,53 @@ static void check_slow_started(const char *how)
 	}
 }
 
-/* Every CPU has a blocked callback and three more behind it; the barrier waits for all. */
-static void waits_for_every_cpu(void *arg)
+/* Every CPU's slow callback and the three behind it, fresh, not yet queued. */
+static void init_queued_before(void)
 {
-	static struct barrier_caller bc;
-
-	(void)arg;
 	rec_cb_reset();
-	rcu_callbacks_init();
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		slow_cb_init(&slow[cpu]);
-		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 3; i++)
 			rec_cb_init(&after_slow[cpu][i], cpu);
+	}
+}
+
+/* From the test's task, on every CPU: the slow callback, three behind it. */
+static void queue_from_tasks(void)
+{
+	init_queued_before();
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
+		for (int i = 0; i < 3; i++)
 			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
-		}
 	}
 	sim_run_until_idle();
 	check_slow_started("from a task");
+}
+
+/* One rcu_barrier() on @cpu while every slow callback blocks: it must wait
+ * for all of them, and for the callbacks behind them. */
+static void one_barrier_waits_for_all(int cpu, const char *how)
+{
+	static struct barrier_caller bc;
+
 	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
-	barrier_caller_start(&bc, 0);
+	barrier_caller_start(&bc, cpu);
 	sim_run_until_idle();
-	release_and_check(&bc, 1, "from a task");
+	release_and_check(&bc, 1, how);
+}
+
+/* Every CPU has a blocked callback and three more behind it; the barrier waits for all. */
+static void waits_for_every_cpu(void *arg)
+{
+	(void)arg;
+	rcu_callbacks_init();
+	queue_from_tasks();
+	one_barrier_waits_for_all(0, "from a task");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, waits_for_every_callback_on_every_cpu)
-{
-	sim_run_seeds(NULL, waits_for_every_cpu, NULL);
-}
+SIM_TEST_SEEDS(barrier, waits_for_every_callback_on_every_cpu, waits_for_every_cpu)
 
 /* The same, with every callback queued by an interrupt handler. */
 static int irq_context_seen[NCPU];
@@ -119,15 +137,10 @@ static void queue_from_irq(void *data)
 
 static void covers_irq_callbacks(void *arg)
 {
-	static struct barrier_caller bc;
-
 	(void)arg;
-	rec_cb_reset();
 	rcu_callbacks_init();
+	init_queued_before();
 	for (int cpu = 0; cpu < NCPU; cpu++) {
-		slow_cb_init(&slow[cpu]);
-		for (int i = 0; i < 3; i++)
-			rec_cb_init(&after_slow[cpu][i], cpu);
 		irq_context_seen[cpu] = 0;
 		raise_irq(cpu, queue_from_irq, NULL, "queue_cbs");
 	}
@@ -135,17 +148,11 @@ static void covers_irq_callbacks(void *arg)
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		cr_assert(irq_context_seen[cpu], "the interrupt on CPU %d did not run", cpu);
 	check_slow_started("from an interrupt");
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
-	barrier_caller_start(&bc, 2);
-	sim_run_until_idle();
-	release_and_check(&bc, 1, "from an interrupt");
+	one_barrier_waits_for_all(2, "from an interrupt");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, covers_callbacks_queued_from_irq_on_every_cpu)
-{
-	sim_run_seeds(NULL, covers_irq_callbacks, NULL);
-}
+SIM_TEST_SEEDS(barrier, covers_callbacks_queued_from_irq_on_every_cpu, covers_irq_callbacks)
 
 /* Three callers on three CPUs at once, each with a callback of its own queued first. */
 static struct rec_cb own[NCPU];
@@ -168,18 +175,8 @@ static void concurrent_callers(void *arg)
 	static struct barrier_caller bc[3];
 
 	(void)arg;
-	rec_cb_reset();
 	rcu_callbacks_init();
-	for (int cpu = 0; cpu < NCPU; cpu++) {
-		slow_cb_init(&slow[cpu]);
-		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
-		for (int i = 0; i < 3; i++) {
-			rec_cb_init(&after_slow[cpu][i], cpu);
-			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
-		}
-	}
-	sim_run_until_idle();
-	check_slow_started("from a task");
+	queue_from_tasks();
 	for (int b = 0; b < 3; b++) {
 		bc[b] = (struct barrier_caller){ .do_barrier = rcu_barrier, .before = queue_own,
 						 .at_return = own_and_all_done };
@@ -190,10 +187,7 @@ static void concurrent_callers(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, concurrent_callers_all_return_none_early)
-{
-	sim_run_seeds(NULL, concurrent_callers, NULL);
-}
+SIM_TEST_SEEDS(barrier, concurrent_callers_all_return_none_early, concurrent_callers)
 
 /* From an interrupt handler: a BUG, reported before anything sleeps. */
 static void barrier_from_irq(void *data)
@@ -255,7 +249,4 @@ static void lab3_barrier_misses(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, lab3_one_callback_barrier_no_longer_enough)
-{
-	sim_run_seeds(NULL, lab3_barrier_misses, NULL);
-}
+SIM_TEST_SEEDS(barrier, lab3_one_callback_barrier_no_longer_enough, lab3_barrier_misses)

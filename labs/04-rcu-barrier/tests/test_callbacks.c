@@ -122,10 +122,7 @@ static void blimit_per_pass(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(callbacks, at_most_blimit_per_pass)
-{
-	sim_run_seeds(NULL, blimit_per_pass, NULL);
-}
+SIM_TEST_SEEDS(callbacks, at_most_blimit_per_pass, blimit_per_pass)
 
 /*
  * callbacks/irq_at_every_access_loses_none: on each CPU in turn, a task

@@ -90,10 +90,7 @@ static void waits_for_sleeping(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, waits_for_a_reader_that_sleeps)
-{
-	sim_run_seeds(NULL, waits_for_sleeping, NULL);
-}
+SIM_TEST_SEEDS(gp, waits_for_a_reader_that_sleeps, waits_for_sleeping)
 
 /* The test's own thread reads: lock on CPU 1, unlock on CPU 2. */
 static void reader_moves(void *arg)
@@ -123,10 +120,7 @@ static void reader_moves(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, waits_for_a_reader_that_ends_on_another_cpu)
-{
-	sim_run_seeds(NULL, reader_moves, NULL);
-}
+SIM_TEST_SEEDS(gp, waits_for_a_reader_that_ends_on_another_cpu, reader_moves)
 
 /* An old reader holds the grace period; a new one, after the flip, does not. */
 static void ignores_new(void *arg)
@@ -161,10 +155,7 @@ static void ignores_new(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, does_not_wait_for_readers_that_begin_after_it)
-{
-	sim_run_seeds(NULL, ignores_new, NULL);
-}
+SIM_TEST_SEEDS(gp, does_not_wait_for_readers_that_begin_after_it, ignores_new)
 
 /*
  * A reader of domain a calls synchronize_srcu(&b) while synchronize_srcu(&a)
@@ -204,7 +195,4 @@ static void two_domains(void *arg)
 	ss.name = ss_b.name = NULL;
 }
 
-SIM_TEST(gp, two_domains_do_not_wait_for_each_other)
-{
-	sim_run_seeds(NULL, two_domains, NULL);
-}
+SIM_TEST_SEEDS(gp, two_domains_do_not_wait_for_each_other, two_domains)
