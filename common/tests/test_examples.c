@@ -157,6 +157,7 @@ SIM_TEST(examples, hold_a_task_at_a_named_point)
 {
 	sim_boot(NULL);
 	passed = 0;
+	/* hold, start, run until idle: sim_kthread_run_held() does the three in one */
 	sim_hold_point("example-stop");
 	struct task_struct *k = kthread_run_on_cpu(stops_at_a_point, NULL, 1, "stopper");
 

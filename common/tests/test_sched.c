@@ -51,10 +51,8 @@ SIM_TEST(sched, one_task_per_cpu_nonpreemptible)
 {
 	sim_boot(NULL);
 	norder = 0;
-	sim_hold_point("hog-holds-cpu");
-	struct task_struct *a = kthread_run_on_cpu(hog, NULL, 1, "hog");
+	struct task_struct *a = sim_kthread_run_held("hog-holds-cpu", hog, NULL, 1, "hog");
 
-	sim_run_until_idle();
 	struct task_struct *b = kthread_run_on_cpu(second, NULL, 1, "second");
 
 	sim_run_until_idle();

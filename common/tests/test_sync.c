@@ -160,10 +160,8 @@ SIM_TEST(mutex, abba_deadlock_is_reported, .signal = BUG_SIGNAL)
 {
 	sim_boot(NULL);
 	sim_expect_bug("deadlock");
-	sim_hold_point("ab-has-a");
-	struct task_struct *t1 = kthread_run_on_cpu(ab, NULL, 0, "ab");
+	struct task_struct *t1 = sim_kthread_run_held("ab-has-a", ab, NULL, 0, "ab");
 
-	sim_run_until_idle();
 	struct task_struct *t2 = kthread_run_on_cpu(ba, NULL, 1, "ba");
 
 	sim_run_until_idle();
@@ -250,10 +248,10 @@ SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 	sim_boot(NULL);
 	cond_flag = 0;
 	wq_woke = 0;
-	sim_hold_point("wait_event:sleep");
-	struct task_struct *k = kthread_run_on_cpu(wq_waiter, NULL, 1, "wq-waiter");
+	/* it finds the condition false and stops just before it sleeps */
+	struct task_struct *k = sim_kthread_run_held("wait_event:sleep", wq_waiter, NULL, 1,
+						     "wq-waiter");
 
-	sim_run_until_idle();  /* it found the condition false and is about to sleep */
 	cr_assert_eq(sim_tasks_at_point("wait_event:sleep"), 1);
 	WRITE_ONCE(cond_flag, 1);
 	wake_up(&wq);

@@ -21,6 +21,7 @@
 #include <sim/sim.h>
 #include <sim/trace.h>
 #include <linux/bug.h>
+#include <linux/kthread.h>
 
 /** @addtogroup control
  * @{ */
@@ -107,6 +108,28 @@ static inline void sim_call_rcu_on(int cpu, struct rcu_head *head, rcu_callback_
 	migrate_to_cpu(-1);
 }
 #endif
+
+/**
+ * sim_kthread_run_held() - how a test stops a task where it wants it: hold
+ * @p point (sim_hold_point()), start @p threadfn(@p data) as the kthread
+ * @p name on @p cpu (kthread_run_on_cpu()), and let everything run until
+ * idle (sim_run_until_idle()). A task that reaches sim_point(@p point) then
+ * waits there, keeping its CPU, until the test releases or steps the point.
+ * It does not check that the task got there (sim_tasks_at_point() says),
+ * and any other task that reaches the point stops there too.
+ * @return the task, for kthread_stop().
+ */
+static inline struct task_struct *sim_kthread_run_held(const char *point,
+							int (*threadfn)(void *), void *data,
+							unsigned int cpu, const char *name)
+{
+	struct task_struct *k;
+
+	sim_hold_point(point);
+	k = kthread_run_on_cpu(threadfn, data, cpu, name);
+	sim_run_until_idle();
+	return k;
+}
 
 /** A scenario run once per seed by sim_run_seeds(). */
 typedef void (*sim_scenario_fn)(void *arg);

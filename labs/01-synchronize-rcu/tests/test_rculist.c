@@ -147,10 +147,8 @@ static void reader_on_deleted(void *arg)
 		it[k] = lab1_item(k);
 		list_add_tail_rcu(&it[k]->list, &head);
 	}
-	sim_hold_point("walker-on-item");
-	struct task_struct *k = kthread_run_on_cpu(walk, &w, cpu, "walker");
+	struct task_struct *k = sim_kthread_run_held("walker-on-item", walk, &w, cpu, "walker");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("walker-on-item"), 1,
 		     "seed %llu: the reader never stood on item 3 (it saw %d items): "
 		     "check list_add_tail_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)",
@@ -204,10 +202,9 @@ static void publication(void *arg)
 	int wcpu = (int)(sim_seed() % 4), rcpu = (wcpu + 1 + (int)(sim_seed() / 4) % 3) % 4;
 
 	(void)arg;
-	sim_hold_point("published");
-	struct task_struct *pub = kthread_run_on_cpu(publisher, &head, wcpu, "publisher");
+	struct task_struct *pub = sim_kthread_run_held("published", publisher, &head, wcpu,
+						       "publisher");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("published"), 1, "the publisher did not finish publishing");
 	kthread_stop(kthread_run_on_cpu(walk, &w, rcpu, "reader"));
 	cr_assert_eq(w.n, 2,

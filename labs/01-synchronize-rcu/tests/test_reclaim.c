@@ -77,10 +77,9 @@ static void del_and_free(bool grace_period)
 		list_add_tail_rcu(&it[k]->list, &head);
 	}
 	r.victim = it[2];
-	sim_hold_point("reader-has-item");
-	struct task_struct *rk = kthread_run_on_cpu(hold_item, &h, rcpu, "reader");
+	struct task_struct *rk = sim_kthread_run_held("reader-has-item", hold_item, &h, rcpu,
+						      "reader");
 
-	sim_run_until_idle();
 	cr_assert(h.found && sim_tasks_at_point("reader-has-item") == 1,
 		  "seed %llu: the reader did not find item 2 on the list: check "
 		  "list_add_tail_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)", SEED);

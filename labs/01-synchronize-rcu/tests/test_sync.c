@@ -15,12 +15,7 @@
  * at @r->point, until the test releases that point. */
 static struct task_struct *start_held_reader(struct held_reader *r, int cpu, const char *name)
 {
-	struct task_struct *k;
-
-	sim_hold_point(r->point);
-	k = kthread_run_on_cpu(lab1_held_reader, r, cpu, name);
-	sim_run_until_idle();
-	return k;
+	return sim_kthread_run_held(r->point, lab1_held_reader, r, cpu, name);
 }
 
 /* synchronize_rcu() on @cpu, in a kthread that has gone as far as it can. */

@@ -96,9 +96,7 @@ static struct task_struct *reader_inside_on(int cpu, struct foo *p)
 	struct task_struct *r;
 
 	rcu_assign_pointer(gp, p);
-	sim_hold_point("reader_inside");
-	r = kthread_run_on_cpu(reader_fn, "reader_inside", cpu, "reader");
-	sim_run_until_idle();
+	r = sim_kthread_run_held("reader_inside", reader_fn, "reader_inside", cpu, "reader");
 	cr_assert_eq(sim_tasks_at_point("reader_inside"), 1,
 		     "seed %llu: test setup: the reader on CPU %d should be inside its "
 		     "read-side critical section", seed(), cpu);
