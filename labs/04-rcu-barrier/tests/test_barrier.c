@@ -15,6 +15,7 @@
 
 #define NCPU 4
 
+static struct rec_cb first[NCPU];
 static struct slow_cb slow[NCPU];
 static struct rec_cb after_slow[NCPU][3];
 
@@ -67,7 +68,8 @@ static void check_slow_started(const char *how)
 		cr_assert(READ_ONCE(slow[cpu].started),
 			  "a callback queued %s on CPU %d was never invoked: call_rcu() must "
 			  "queue on the current CPU, and that CPU's kthread invoke it after a "
-			  "grace period (TODO 1-3)", how, cpu);
+			  "grace period (TODO 1-3); a queue the kthread took before must have "
+			  "been left empty, its tail included (TODO 2)", how, cpu);
 		cr_assert_eq(slow[cpu].cpu, cpu, "a callback queued %s on CPU %d ran on CPU %d",
 			     how, cpu, slow[cpu].cpu);
 	}
@@ -78,16 +80,27 @@ static void init_queued_before(void)
 {
 	rec_cb_reset();
 	for (int cpu = 0; cpu < NCPU; cpu++) {
+		rec_cb_init(&first[cpu], cpu);
 		slow_cb_init(&slow[cpu]);
 		for (int i = 0; i < 3; i++)
 			rec_cb_init(&after_slow[cpu][i], cpu);
 	}
 }
 
-/* From the test's task, on every CPU: the slow callback, three behind it. */
+/*
+ * From the test's task, on every CPU: first one callback, run to the end,
+ * so that every queue has been taken and emptied once, as a queue in use
+ * has; then the slow callback, and three behind it.
+ */
 static void queue_from_tasks(void)
 {
 	init_queued_before();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		queue_on_cpu(cpu, &first[cpu].rh, rec_cb_func);
+	sim_run_until_idle();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		cr_assert_eq(READ_ONCE(first[cpu].times), 1, "a callback queued on CPU %d was "
+			     "invoked %d times, not once (TODO 1-3)", cpu, first[cpu].times);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
 		for (int i = 0; i < 3; i++)
