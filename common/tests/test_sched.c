@@ -142,17 +142,10 @@ SIM_TEST(sched, sleeping_with_preemption_off_is_a_bug, .signal = BUG_SIGNAL)
 	migrate_to_cpu(2);
 }
 
-static void sleepy_irq(void *arg)
-{
-	(void)arg;
-	schedule();
-}
-
 SIM_TEST(sched, sleeping_in_irq_is_a_bug, .signal = BUG_SIGNAL)
 {
 	boot_expecting_might_sleep_bug();
-	raise_irq(1, sleepy_irq, NULL, "sleepy");
-	sim_run_until_idle();
+	sim_call_in_irq(1, schedule, "sleepy");
 }
 
 SIM_TEST(sched, smp_processor_id_without_cpu_is_a_bug, .signal = BUG_SIGNAL)

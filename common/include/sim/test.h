@@ -131,6 +131,17 @@ static inline struct task_struct *sim_kthread_run_held(const char *point,
 	return k;
 }
 
+/**
+ * sim_call_in_irq() - call @p fn() from an interrupt handler on @p cpu
+ * (raise_irq(), named @p name in the trace) and let everything run until
+ * idle: how a test shows that a function may not be called in IRQ context
+ * (it should BUG: sim_expect_bug() first). The handler runs at @p cpu's next
+ * interrupt window, so after sim_release_irqs() when its interrupts are
+ * held. One call may be pending per CPU: a second one on the same CPU before
+ * the first has run makes both call the second's @p fn.
+ */
+void sim_call_in_irq(int cpu, void (*fn)(void), const char *name);
+
 /** A scenario run once per seed by sim_run_seeds(). */
 typedef void (*sim_scenario_fn)(void *arg);
 

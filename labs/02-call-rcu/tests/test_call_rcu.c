@@ -165,13 +165,12 @@ SIM_TEST_SEEDS(grace, callback_waits_for_older_reader, scenario_waits_for_reader
 			      "invoked once after it leaves; container_of() finds the object")
 
 /* Reader B: passes a quiescent state (cond_resched()) only once released
- * from "b_start", then enters and stays at "b_inside". */
+ * from "b_start", then reads as reader_fn(@arg) does: it stays at @arg. */
 static int reader_b_fn(void *arg)
 {
-	(void)arg;
 	sim_point("b_start");
 	cond_resched();
-	return reader_fn("b_inside");
+	return reader_fn(arg);
 }
 
 static void scenario_gp_after_queueing(void *arg)
@@ -186,7 +185,7 @@ static void scenario_gp_after_queueing(void *arg)
 	sim_hold_point("b_inside");
 	/* Reader A on CPU 2 is inside; B holds CPU 3, not yet inside. */
 	ra = kthread_run_on_cpu(reader_fn, "a_inside", 2, "reader_a");
-	rb = kthread_run_on_cpu(reader_b_fn, NULL, 3, "reader_b");
+	rb = kthread_run_on_cpu(reader_b_fn, "b_inside", 3, "reader_b");
 	sim_run_until_idle();
 
 	/* Callback A: its grace period (GP 1) starts and waits for reader A. */
@@ -285,12 +284,6 @@ SIM_TEST_SEEDS(irq, call_rcu_from_irq_on_another_cpu, scenario_call_rcu_in_irq,
 	       .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
 			      "for a reader on CPU 3")
 
-static void synchronize_in_irq(void *data)
-{
-	(void)data;
-	synchronize_rcu();      /* sleeps: a BUG in IRQ context */
-}
-
 SIM_TEST(irq, synchronize_rcu_in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	 .description = "call_rcu() works in an IRQ handler; synchronize_rcu() there "
 			"is reported as sleeping in invalid context")
@@ -305,8 +298,7 @@ SIM_TEST(irq, synchronize_rcu_in_irq_is_a_bug, .signal = BUG_SIGNAL,
 		  "to free from IRQ context, since synchronize_rcu() sleeps",
 		  irq_ran, nr_reclaimed);
 	sim_expect_bug("sleeping function called from invalid context");
-	raise_irq(2, synchronize_in_irq, NULL, "sync_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(2, synchronize_rcu, "sync_irq");   /* it sleeps: a BUG there */
 	cr_assert_fail("synchronize_rcu() in an IRQ handler was not reported as a bug");
 }
 
@@ -392,6 +384,23 @@ static void item_cb(struct rcu_head *rp)
 	nr_invoked++;
 }
 
+/*
+ * Queue the callbacks of @items[0..@n) (item_cb), numbered in order, in
+ * bursts of @burst from CPUs 1, 2, 3 in turn (moving between bursts lets
+ * grace periods and passes happen); then let everything run.
+ */
+static void queue_items_in_bursts(struct item *items, int n, int burst)
+{
+	for (int i = 0; i < n; i++) {
+		if (i % burst == 0)
+			migrate_to_cpu(1 + (i / burst) % 3);
+		items[i].idx = i;
+		call_rcu(&items[i].rcu, item_cb);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+}
+
 #define FIFO_N 200
 
 static void scenario_fifo(void *arg)
@@ -403,15 +412,7 @@ static void scenario_fifo(void *arg)
 	times_invoked = NULL;
 	nr_invoked = 0;
 	rcu_callbacks_init();
-	/* Ten bursts; between bursts grace periods and passes may happen. */
-	for (int i = 0; i < FIFO_N; i++) {
-		if (i % 20 == 0)
-			migrate_to_cpu(1 + (i / 20) % 3);
-		items[i].idx = i;
-		call_rcu(&items[i].rcu, item_cb);
-	}
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	queue_items_in_bursts(items, FIFO_N, 20);
 	cr_assert_eq(nr_invoked, FIFO_N, "seed %llu: %d of %d callbacks invoked",
 		     seed(), nr_invoked, FIFO_N);
 	for (int i = 0; i < FIFO_N; i++)
@@ -447,14 +448,7 @@ SIM_TEST(order, exactly_once_100000, .timeout = 240,
 	invoked_order = NULL;
 	nr_invoked = nr_duplicates = 0;
 	rcu_callbacks_init();
-	for (int i = 0; i < MANY; i++) {
-		if (i % 5000 == 0)
-			migrate_to_cpu(1 + (i / 5000) % 3);
-		items[i].idx = i;
-		call_rcu(&items[i].rcu, item_cb);
-	}
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	queue_items_in_bursts(items, MANY, 5000);
 	cr_assert_eq(nr_duplicates, 0, "%d callbacks were invoked more than once",
 		     nr_duplicates);
 	for (int i = 0; i < MANY; i++)

@@ -223,12 +223,6 @@ SIM_TEST_SEEDS(barrier, concurrent_callers_both_return, concurrent_scenario,
 
 /* ---- IRQ context ---------------------------------------------------------- */
 
-static void barrier_irq(void *arg)
-{
-	(void)arg;
-	rcu_barrier();
-}
-
 SIM_TEST(barrier, in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	 .description = "rcu_barrier() sleeps: calling it from an interrupt is a BUG it reports first")
 {
@@ -237,7 +231,6 @@ SIM_TEST(barrier, in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	/* BUG_ON(in_interrupt()) says "kernel BUG"; sleeping in the IRQ would be
 	 * caught later, by might_sleep(), as another BUG: not this one. */
 	sim_expect_bug("kernel BUG");
-	raise_irq(LAB3_TIMER_CPU, barrier_irq, NULL, "barrier_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(LAB3_TIMER_CPU, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a BUG");
 }

@@ -203,19 +203,12 @@ static void concurrent_callers(void *arg)
 SIM_TEST_SEEDS(barrier, concurrent_callers_all_return_none_early, concurrent_callers)
 
 /* From an interrupt handler: a BUG, reported before anything sleeps. */
-static void barrier_from_irq(void *data)
-{
-	(void)data;
-	rcu_barrier();
-}
-
 SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 {
 	sim_boot(NULL);
 	rcu_callbacks_init();
 	sim_expect_bug("BUG_ON(in_interrupt())");
-	raise_irq(1, barrier_from_irq, NULL, "barrier_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(1, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a "
 		       "BUG: it sleeps, which an interrupt handler may not, and nothing at its "
 		       "start checked the context (TODO 4, the article's line 3)");
