@@ -136,9 +136,10 @@ static inline struct task_struct *sim_kthread_run_held(const char *point,
  * (raise_irq(), named @p name in the trace) and let everything run until
  * idle: how a test shows that a function may not be called in IRQ context
  * (it should BUG: sim_expect_bug() first). The handler runs at @p cpu's next
- * interrupt window, so after sim_release_irqs() when its interrupts are
- * held. One call may be pending per CPU: a second one on the same CPU before
- * the first has run makes both call the second's @p fn.
+ * interrupt window: if that CPU's interrupts are held (sim_hold_irqs()), only
+ * once they are released, after this has returned. One call may be pending
+ * per CPU: a second one on the same CPU before the first has run makes both
+ * call the second's @p fn.
  */
 void sim_call_in_irq(int cpu, void (*fn)(void), const char *name);
 
