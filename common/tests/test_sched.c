@@ -2,7 +2,6 @@
 #include <linux/kthread.h>
 #include <linux/completion.h>
 #include <linux/smp.h>
-#include <linux/interrupt.h>
 #include <linux/wait.h>
 #include <sim/test.h>
 

@@ -1,6 +1,5 @@
 /* barrier/: your rcu_barrier() on lab 2's single global callback queue. */
 #include <linux/completion.h>
-#include <linux/interrupt.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include "lab3.h"
