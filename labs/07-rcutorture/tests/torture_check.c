@@ -118,9 +118,11 @@ static void assert_really_ran(const struct torture_job *j, const char *how)
 	long sum = 0;
 
 	if (getenv("TORTURE_DEBUG"))
-		fprintf(stderr, "%s %s: reads %ld pipe %ld %ld %ld %ld %ld upd %ld gp %ld cb %ld br %ld err %ld/%ld/%ld\n",
-			j->ops.name, how, r->reads, r->pipe[0], r->pipe[1], r->pipe[2], r->pipe[3], r->pipe[4],
-			r->updates, r->grace_periods, r->callbacks, r->barrier_rounds, r->age_errors, r->free_errors, r->barrier_errors);
+		fprintf(stderr, "%s %s: reads %ld pipe %ld %ld %ld %ld %ld upd %ld gp %ld cb %ld "
+			"br %ld err %ld/%ld/%ld\n", j->ops.name, how, r->reads, r->pipe[0],
+			r->pipe[1], r->pipe[2], r->pipe[3], r->pipe[4], r->updates,
+			r->grace_periods, r->callbacks, r->barrier_rounds, r->age_errors,
+			r->free_errors, r->barrier_errors);
 
 	cr_assert(r->ran, "%s (%s): rcu_torture_run() did not run (res->ran is false: TODO 6)",
 		  j->ops.name, how);
