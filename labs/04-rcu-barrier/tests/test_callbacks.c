@@ -30,10 +30,9 @@ static void queuing_cpu_in_order(void *arg)
 	rec_cb_reset();
 	rcu_callbacks_init();
 	/* A reader on CPU 4 that began before every call_rcu() below. */
-	sim_hold_point("lab4_reader");
-	struct task_struct *reader = kthread_run_on_cpu(reader_fn, NULL, 4, "reader");
+	struct task_struct *reader = sim_kthread_run_held("lab4_reader", reader_fn, NULL, 4,
+							  "reader");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("lab4_reader"), 1);
 	for (int i = 0; i < PER_CPU_CBS; i++)
 		for (int cpu = 0; cpu < ncpu; cpu++) {
@@ -122,12 +121,7 @@ static void blimit_per_pass(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(callbacks, at_most_blimit_per_pass)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, blimit_per_pass, NULL);
-}
+SIM_TEST_SEEDS(callbacks, at_most_blimit_per_pass, blimit_per_pass)
 
 /*
  * callbacks/irq_at_every_access_loses_none: on each CPU in turn, a task

@@ -114,12 +114,8 @@ static int mymod_init(void)
 		call_rcu(&r->rcu, mymod_repost_cb);
 	}
 	timer_setup(&mymod_timer, mymod_timer_fn, 0);
-	if (mymod_ctl.timer)
-		mod_timer(&mymod_timer, jiffies + 1);
-	writer_task = NULL;
-	if (mymod_ctl.writer)
-		writer_task = kthread_run_on_cpu(mymod_writer, NULL, mymod_ctl.writer_cpu,
-						 "mymod_writer");
+	mymod_ctl_arm_timer(&mymod_timer);
+	writer_task = mymod_ctl_start_writer(mymod_writer, "mymod_writer");
 	return 0;
 }
 
