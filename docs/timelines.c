@@ -20,14 +20,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include <linux/atomic.h>
-#include <linux/completion.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/smp.h>
 #include <sim/sim.h>
 #include <sim/trace.h>
+#ifdef TIMELINES_HAVE_LAB4
+#include "qq4_scenario.h"
+#endif
 
 static const char *outdir;
 static int failures;
@@ -145,82 +145,43 @@ static void gp_waits_for_reader(void)
 /* ---- 2. Quick Quiz #4: the premature return, and the fixed barrier ------ */
 
 #ifdef TIMELINES_HAVE_LAB4
-/* The article's rcu_barrier(), exactly as printed (no extra reference), on
- * top of lab 4's per-CPU call_rcu(). */
-static struct completion article_done;
-static atomic_t article_count;
-static struct rcu_head article_head[NR_CPUS];
-
-static void article_barrier_callback(struct rcu_head *notused)
-{
-	(void)notused;
-	if (atomic_dec_and_test(&article_count))
-		complete(&article_done);
-}
-
-static void article_barrier_func(void *notused)
-{
-	(void)notused;
-	atomic_inc(&article_count);
-	call_rcu(&article_head[smp_processor_id()], article_barrier_callback);
-}
-
-static void article_rcu_barrier(void)
-{
-	init_completion(&article_done);
-	atomic_set(&article_count, 0);
-	on_each_cpu(article_barrier_func, NULL, 1);
-	wait_for_completion(&article_done);
-}
-
-static long invoked_at_return;
-
-static int barrier_caller(void *arg)
-{
-	int article = *(int *)arg;
-
-	if (article)
-		article_rcu_barrier();
-	else
-		rcu_barrier();
-	invoked_at_return = trace_count(TR_CB_INVOKE);
-	trace_mark("returned: %ld/4 run", invoked_at_return);
-	return 0;
-}
-
 /*
- * Quick Quiz #4's schedule: CPU 2 takes the cross-call late (the test holds
- * its interrupts), while on_each_cpu(..., 1) waits sleeping, so CPU 0 passes
- * quiescent states meanwhile (sim_set_ipi_wait_sleeps(true)).
+ * Quick Quiz #4's schedule exactly as lab 4's qq4/ tests force it
+ * (labs/04-rcu-barrier/tests/qq4_scenario.c, linked in): a callback queued
+ * on CPU 1 blocks; CPU 1 takes the barrier's cross-call late (its
+ * interrupts are held), while on_each_cpu(..., 1) waits sleeping, so CPU 0
+ * passes quiescent states meanwhile. @article: the 2007 listing (count from
+ * zero), else the reference rcu_barrier() of lab 4.
  */
 static void qq4(int article)
 {
 	struct sim_config cfg = config();
+	const char *name = article ? "qq4-premature.svg" : "qq4-fixed.svg";
+	char path[4096];
+	struct qq4_run r = {
+		.do_barrier = article ? article_rcu_barrier : rcu_barrier,
+		.ipi_wait_sleeps = true,
+		.svg_path = path,
+		.svg_title = article ? "QQ4: the article's rcu_barrier() returns while CPU 1's "
+				       "earlier callback still runs"
+				     : "QQ4's schedule with the fixed rcu_barrier(): it waits "
+				       "for CPU 1's callback and marker",
+	};
 
+	snprintf(path, sizeof(path), "%s/%s", outdir, name);
+	unlink(path);
 	sim_boot(&cfg);
-	rcu_callbacks_init();
-	sim_set_ipi_wait_sleeps(true);
-	sim_hold_irqs(2);
-	struct task_struct *k = kthread_run_on_cpu(barrier_caller, &article, 0, "barrier");
-
-	sim_run_until_idle();           /* CPUs 0, 1, 3 queued their markers */
-	trace_mark("test releases CPU 2's interrupts");
-	sim_release_irqs(2);
-	sim_run_until_idle();
-	kthread_stop(k);
+	qq4_scenario(&r);
+	expect(r.slow_started, "CPU 1's blocking callback never started");
 	if (article)
-		expect(invoked_at_return < 4,
+		expect(r.returned_while_blocked,
 		       "the article's barrier did not return prematurely under QQ4's schedule");
 	else
-		expect(invoked_at_return >= 4,
-		       "the fixed rcu_barrier() returned before every CPU's marker ran");
-	rcu_callbacks_exit();
-	if (article)
-		write_svg("qq4-premature.svg",
-			  "QQ4: the article's rcu_barrier() returns before CPU 2's marker has run");
-	else
-		write_svg("qq4-fixed.svg",
-			  "QQ4's schedule with the fixed rcu_barrier(): it waits for CPU 2's marker");
+		expect(!r.returned_before_ipi && !r.returned_while_blocked &&
+		       r.blocked_done_at_return,
+		       "the fixed rcu_barrier() returned before CPU 1's earlier callback finished");
+	expect(access(path, R_OK) == 0, path);
+	add_viewbox(path);
 	sim_halt();
 }
 #endif

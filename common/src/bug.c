@@ -141,11 +141,7 @@ void sim_warn(const char *file, int line, const char *fmt, ...)
 
 int sim_warn_count(void)
 {
-	SIM_LOCK();
-	int n = S.warns;
-
-	SIM_UNLOCK();
-	return n;
+	return SIM_LOCKED(int, S.warns);
 }
 
 void sim_expect_bug(const char *substring)

@@ -290,5 +290,18 @@ void sim_report_hang(const char *test, double after_s);
 
 #define SIM_LOCK() pthread_mutex_lock(&S.lock)
 #define SIM_UNLOCK() pthread_mutex_unlock(&S.lock)
+/*
+ * SIM_LOCKED() - @expr, of @type, evaluated under S.lock, as a value: the
+ * body of a short accessor (a snapshot of the kernel's state, or one step
+ * such as consuming a completion). A snapshot was consistent when read; it
+ * may be stale by the time the caller looks at it.
+ */
+#define SIM_LOCKED(type, expr)                                               \
+	({                                                                   \
+		SIM_LOCK();                                                  \
+		type __locked_val = (expr);                                  \
+		SIM_UNLOCK();                                                \
+		__locked_val;                                                \
+	})
 
 #endif

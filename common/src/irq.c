@@ -203,11 +203,7 @@ static void ipi_handler(void *p)
 
 static int call_pending(struct call_data *cd)
 {
-	SIM_LOCK();
-	int n = cd->pending;
-
-	SIM_UNLOCK();
-	return n;
+	return SIM_LOCKED(int, cd->pending);
 }
 
 static void call_wait(struct call_data *cd)

@@ -849,6 +849,14 @@ struct sim_config sim_default_config(void)
 	return cfg;
 }
 
+struct sim_config sim_forced_config(void)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.mode = SIM_DETERMINISTIC;
+	return cfg;
+}
+
 void sim_boot(const struct sim_config *cfg)
 {
 	struct sim_config c = cfg ? *cfg : sim_default_config();

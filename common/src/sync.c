@@ -156,11 +156,7 @@ int mutex_trylock(struct mutex *m)
 
 bool mutex_is_locked(struct mutex *m)
 {
-	SIM_LOCK();
-	bool locked = m->owner != NULL;
-
-	SIM_UNLOCK();
-	return locked;
+	return SIM_LOCKED(bool, m->owner != NULL);
 }
 
 /* ---- completions ------------------------------------------------------- */
@@ -180,6 +176,17 @@ void reinit_completion(struct completion *x)
 	SIM_UNLOCK();
 }
 
+/* Consume one complete() if one is there; complete_all()'s is never used up. */
+static bool completion_take_locked(struct completion *x)
+{
+	if (x->done == COMPLETION_DONE_ALL)
+		return true;
+	if (!x->done)
+		return false;
+	x->done--;
+	return true;
+}
+
 void sim_wait_for_completion(struct completion *x, const char *file, int line)
 {
 	struct task_struct *t = sim_current;
@@ -187,12 +194,7 @@ void sim_wait_for_completion(struct completion *x, const char *file, int line)
 	sim_might_sleep(file, line);
 	sim_sched_point(file, line);
 	SIM_LOCK();
-	if (x->done == COMPLETION_DONE_ALL) {
-		SIM_UNLOCK();
-		return;
-	}
-	if (x->done) {
-		x->done--;
+	if (completion_take_locked(x)) {
 		SIM_UNLOCK();
 		return;
 	}
@@ -238,26 +240,12 @@ void complete_all(struct completion *x)
 
 bool completion_done(struct completion *x)
 {
-	SIM_LOCK();
-	bool done = x->done != 0;
-
-	SIM_UNLOCK();
-	return done;
+	return SIM_LOCKED(bool, x->done != 0);
 }
 
 bool try_wait_for_completion(struct completion *x)
 {
-	bool ok = false;
-
-	SIM_LOCK();
-	if (x->done == COMPLETION_DONE_ALL) {
-		ok = true;
-	} else if (x->done) {
-		x->done--;
-		ok = true;
-	}
-	SIM_UNLOCK();
-	return ok;
+	return SIM_LOCKED(bool, completion_take_locked(x));
 }
 
 /* ---- wait queues ------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sim/test.h>
+#include <linux/interrupt.h>
 #include <linux/module.h>
 #include <valgrind/valgrind.h>
 #include <valgrind/memcheck.h>
@@ -371,13 +373,30 @@ int sim_seeds_count(void)
 	return n > 0 ? n : 20;
 }
 
+/* What sim_call_in_irq() calls, per CPU (one pending call a CPU). */
+static void (*irq_call_fn[NR_CPUS])(void);
+
+static void irq_call_handler(void *cpu)
+{
+	irq_call_fn[(intptr_t)cpu]();
+}
+
+void sim_call_in_irq(int cpu, void (*fn)(void), const char *name)
+{
+	if (cpu < 0 || cpu >= NR_CPUS)
+		sim_bug(__FILE__, __LINE__, "sim_call_in_irq(%d): no such CPU", cpu);
+	irq_call_fn[cpu] = fn;   /* raise_irq() orders this store before the handler */
+	raise_irq(cpu, irq_call_handler, (void *)(intptr_t)cpu, name);
+	sim_run_until_idle();
+}
+
 void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg)
 {
 	const char *one = getenv("WORKBOOK_SEED");
 	int n = (one && *one) ? 1 : sim_seeds_count();
 
 	for (int i = 0; i < n; i++) {
-		struct sim_config cfg = *base;
+		struct sim_config cfg = base ? *base : sim_default_config();
 
 		if (one && *one)
 			cfg.seed = strtoull(one, NULL, 0);

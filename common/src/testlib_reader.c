@@ -8,9 +8,8 @@
  */
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
-#include <sim/sim.h>
+#include <sim/test.h>
 #include <sim/testlib.h>
-#include <sim/trace.h>
 
 static int held_reader_fn(void *point)
 {
@@ -22,12 +21,8 @@ static int held_reader_fn(void *point)
 
 struct task_struct *reader_held_at(int cpu, const char *point)
 {
-	struct task_struct *reader;
-
-	sim_hold_point(point);
-	reader = kthread_run_on_cpu(held_reader_fn, (void *)point, (unsigned int)cpu, "reader/%u");
-	sim_run_until_idle();
-	return reader;
+	return sim_kthread_run_held(point, held_reader_fn, (void *)point, (unsigned int)cpu,
+				    "reader/%u");
 }
 
 void reader_let_go(struct task_struct *reader, const char *point)

@@ -19,11 +19,7 @@
 
 unsigned long sim_jiffies(void)
 {
-	SIM_LOCK();
-	unsigned long j = S.now_jiffies;
-
-	SIM_UNLOCK();
-	return j;
+	return SIM_LOCKED(unsigned long, S.now_jiffies);
 }
 
 static void (*tick_hook)(int cpu);
@@ -208,11 +204,7 @@ int del_timer_sync(struct timer_list *t)
 
 bool timer_pending(const struct timer_list *t)
 {
-	SIM_LOCK();
-	bool p = t->pending;
-
-	SIM_UNLOCK();
-	return p;
+	return SIM_LOCKED(bool, t->pending);
 }
 
 /* The scheduling-clock interrupt: what the kernel's tick does for RCU. */

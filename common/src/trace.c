@@ -64,6 +64,14 @@ void trace_reset(int nr_cpus)
 	pthread_mutex_unlock(&trace_lock);
 }
 
+/* NAME into an event's N bytes; one that does not fit ends in "..." so a
+ * reader of the timeline sees it was cut. */
+static void trace_copy_name(char *dst, size_t n, const char *name)
+{
+	if (snprintf(dst, n, "%s", name) >= (int)n && n > 4)
+		memcpy(dst + n - 4, "...", 4);
+}
+
 void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
 		const char *name, long arg)
 {
@@ -80,7 +88,7 @@ void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
 		e->type = type;
 		e->arg = arg;
 		snprintf(e->task, sizeof(e->task), "%s", t ? t->comm : "-");
-		snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
+		trace_copy_name(e->name, sizeof(e->name), name ? name : "");
 		counts[type]++;
 	}
 	pthread_mutex_unlock(&trace_lock);
@@ -95,7 +103,7 @@ void trace_event(enum trace_type type, const char *name, long arg)
 
 void trace_mark(const char *fmt, ...)
 {
-	char buf[32];
+	char buf[128];  /* longer than an event keeps: trace_emit() shows the cut */
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -15,6 +15,8 @@
 #define SVG_WIDTH 1200
 #define SVG_RIGHT (SVG_WIDTH - 10)
 #define SVG_CHAR 6.5     /* a generous width of one 11px sans-serif character */
+#define SVG_CHAR_BOLD 7.2 /* the same, bold */
+#define SVG_CAPTION 380.0 /* the widest caption beside the failure's red line */
 #define SVG_ROWS 3       /* label rows per lane before a label is shortened */
 
 /* The drawing's state: the time axis, and the spans still open per lane. */
@@ -56,6 +58,14 @@ static void svg_text(FILE *f, const char *s)
 	}
 }
 
+/* How many characters of text drawn with ATTRS fit in WIDTH pixels. */
+static size_t svg_fits(double width, const char *attrs)
+{
+	double w = attrs && strstr(attrs, "bold") ? SVG_CHAR_BOLD : SVG_CHAR;
+
+	return width > w ? (size_t)(width / w) : 0;
+}
+
 /*
  * TEXT at (x, y), cut to fit WIDTH pixels: a shortened label ends in an
  * ellipsis and carries the full text as a tooltip (<title>), so nothing is
@@ -64,7 +74,7 @@ static void svg_text(FILE *f, const char *s)
 static void svg_fit_text(FILE *f, double x, int y, double width, const char *attrs,
 			 const char *text)
 {
-	size_t fits = width > SVG_CHAR ? (size_t)(width / SVG_CHAR) : 0;
+	size_t fits = svg_fits(width, attrs);
 	size_t len = strlen(text);
 
 	if (fits < 2)
@@ -84,11 +94,14 @@ static void svg_fit_text(FILE *f, double x, int y, double width, const char *att
 	fputs("</text>\n", f);
 }
 
-/* TEXT in at most two lines of WIDTH pixels (the second shortened), 12px apart. */
+/*
+ * TEXT in at most two lines of WIDTH pixels, 12px apart, the second
+ * shortened if need be; hovering either line shows the whole TEXT.
+ */
 static void svg_wrap_text(FILE *f, double x, int y, double width, const char *attrs,
 			  const char *text)
 {
-	size_t fits = (size_t)(width / SVG_CHAR), cut = strlen(text);
+	size_t fits = svg_fits(width, attrs), cut = strlen(text);
 	char first[512];
 
 	if (cut > fits) {
@@ -97,9 +110,73 @@ static void svg_wrap_text(FILE *f, double x, int y, double width, const char *at
 			cut--;
 	}
 	snprintf(first, sizeof(first), "%.*s", (int)cut, text);
+	fputs("<g><title>", f);
+	svg_text(f, text);
+	fputs("</title>\n", f);
 	svg_fit_text(f, x, y, width, attrs, first);
 	if (text[cut])
 		svg_fit_text(f, x, y + 12, width, attrs, text + cut + (text[cut] == ' '));
+	fputs("</g>\n", f);
+}
+
+/* The workbook's top folders: a path is shown from the last one in it. */
+static const char *const svg_tree_dirs[] = { "/labs/", "/solutions/", "/common/" };
+
+/*
+ * Where the absolute path PATH (LEN bytes) is best shown from: from the
+ * workbook's own folder in it (".../labs/02-call-rcu/call_rcu.c:140" from
+ * "labs/"), else its last two parts. The tree is found by name, so a
+ * submission graded in a copy elsewhere is shown the same way.
+ */
+static const char *svg_path_tail(const char *path, size_t len)
+{
+	const char *best = NULL, *slash = NULL, *before = NULL;
+
+	for (size_t d = 0; d < sizeof(svg_tree_dirs) / sizeof(svg_tree_dirs[0]); d++) {
+		size_t dl = strlen(svg_tree_dirs[d]);
+
+		for (const char *p = path; p + dl <= path + len; p++)
+			if (!strncmp(p, svg_tree_dirs[d], dl) && (!best || p > best))
+				best = p;
+	}
+	if (best)
+		return best + 1;
+	for (const char *p = path; p < path + len; p++)
+		if (*p == '/') {
+			before = slash;
+			slash = p;
+		}
+	return (before ? before : slash) + 1;
+}
+
+/*
+ * MSG (a failure's message) as a picture shows it, into OUT: each absolute
+ * path shortened by svg_path_tail(), line breaks made spaces; with
+ * FIRST_LINE, only what comes before the first line break.
+ */
+static void svg_failure_text(char *out, size_t n, const char *msg, bool first_line)
+{
+	size_t o = 0;
+
+	for (const char *m = msg; *m && o + 1 < n; ) {
+		if (*m == '\n' && first_line)
+			break;
+		if (*m == '/' && (m == msg || m[-1] == ' ' || m[-1] == '(')) {
+			size_t len = strcspn(m, " \n;,)");
+			const char *tail = svg_path_tail(m, len);
+			size_t keep = (size_t)(m + len - tail);
+
+			if (keep > n - 1 - o)
+				keep = n - 1 - o;
+			memcpy(out + o, tail, keep);
+			o += keep;
+			m += len;
+			continue;
+		}
+		out[o++] = *m == '\n' ? ' ' : *m;
+		m++;
+	}
+	out[o] = '\0';
 }
 
 static void svg_header(const struct svg *s, const char *title)
@@ -119,7 +196,8 @@ static void svg_header(const struct svg *s, const char *title)
 	if (sim_failure_what[0]) {
 		char what[600];
 
-		snprintf(what, sizeof(what), "failed: %s", sim_failure_what);
+		strcpy(what, "failed: ");
+		svg_failure_text(what + 8, sizeof(what) - 8, sim_failure_what, false);
 		svg_wrap_text(f, 10, 50, (SVG_RIGHT - 10) * 0.85, "fill=\"#c00\" font-weight=\"bold\"",
 			      what);
 	}
@@ -185,40 +263,55 @@ static int svg_label_row(struct svg *s, int lane, double x)
 }
 
 /*
- * A dashed line and a label: WARN, mark, module load/unload, hold. A BUG (or
- * a failed assertion: the harness emits TR_BUG for it) is the moment the
- * test failed: a red line through every lane, with the full message as its
- * tooltip.
+ * The failure (a BUG, or a failed assertion: the harness emits TR_BUG for
+ * it): a red line through every lane at the moment the test failed, with
+ * the whole message (paths shortened) as its tooltip, and a caption above
+ * the lanes beside it, on the side with room, at most SVG_CAPTION pixels
+ * wide: the header above holds the whole message.
  */
+static void svg_failure_mark(struct svg *s, const struct trace_ev *e, double x)
+{
+	const char *attrs = "fill=\"#c00\" font-weight=\"bold\"";
+	/* the message itself: the event keeps only its first 31 characters */
+	const char *msg = sim_failure_what[0] ? sim_failure_what : e->name;
+	double right = SVG_RIGHT - (x + 2), left = x - 4 - SVG_LEFT, want, room;
+	int y = svg_y(0) - 9;
+	char text[600];
+
+	svg_failure_text(text, sizeof(text), msg, false);
+	fprintf(s->f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
+		"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->cpus + 2) - 4);
+	svg_text(s->f, text);
+	fputs("</title></line>\n", s->f);
+
+	strcpy(text, "FAILED: ");
+	svg_failure_text(text + 8, sizeof(text) - 8, msg, true);
+	want = (double)strlen(text) * SVG_CHAR_BOLD + 1;
+	room = want < SVG_CAPTION ? want : SVG_CAPTION;
+	if (room <= right)
+		svg_fit_text(s->f, x + 2, y, room, attrs, text);
+	else if (room <= left)
+		svg_fit_text(s->f, x - 4 - room, y, room, attrs, text);
+	else if (right >= left)
+		svg_fit_text(s->f, x + 2, y, right, attrs, text);
+	else
+		svg_fit_text(s->f, SVG_LEFT, y, left, attrs, text);
+}
+
+/* A dashed line and a label: WARN, mark, module load/unload, hold. */
 static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double x)
 {
 	FILE *f = s->f;
 	int y = svg_y(lane);
-	bool bug = e->type == TR_BUG;
-	const char *col = bug ? "#c00" : e->type == TR_WARN ? "#e80"
-			: e->type == TR_HOLD ? "#888" : "#333";
+	const char *col = e->type == TR_WARN ? "#e80" : e->type == TR_HOLD ? "#888" : "#333";
 	char label[80];
 	int row;
 
-	if (bug) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
-			"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->cpus + 2) - 4);
-		svg_text(f, sim_failure_what[0] ? sim_failure_what : e->name);
-		fputs("</title></line>\n", f);
-	} else {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
-			"stroke-dasharray=\"3,2\"/>\n", x, y + 2, x, y + SVG_LANE - 6, col);
-	}
-	snprintf(label, sizeof(label), "%s: %s", bug ? "FAILED" : trace_type_name(e->type), e->name);
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" "
+		"stroke-dasharray=\"3,2\"/>\n", x, y + 2, x, y + SVG_LANE - 6, col);
+	snprintf(label, sizeof(label), "%s: %s", trace_type_name(e->type), e->name);
 	double want = (double)strlen(label) * SVG_CHAR, start = x + 2;
 
-	if (bug) {                          /* above every lane, beside the red line */
-		if (start + want > SVG_RIGHT)
-			start = x - 4 - want > SVG_LEFT ? x - 4 - want : SVG_LEFT;
-		svg_fit_text(f, start, svg_y(0) - 9, SVG_RIGHT - start,
-			     "fill=\"#c00\" font-weight=\"bold\"", label);
-		return;
-	}
 	if (start + want > SVG_RIGHT)      /* no room on the right: end at the edge */
 		start = SVG_RIGHT - want > SVG_LEFT ? SVG_RIGHT - want : SVG_LEFT;
 	row = svg_label_row(s, lane, start);
@@ -262,8 +355,10 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 		svg_text(f, e->name);
 		fprintf(f, "</title></circle>\n");
 		break;
-	case TR_BUG: case TR_WARN: case TR_MARK: case TR_MODULE_LOAD:
-	case TR_MODULE_UNLOAD: case TR_HOLD:
+	case TR_BUG:
+		svg_failure_mark(s, e, x);
+		break;
+	case TR_WARN: case TR_MARK: case TR_MODULE_LOAD: case TR_MODULE_UNLOAD: case TR_HOLD:
 		svg_marker(s, e, lane, x);
 		break;
 	default:

@@ -36,10 +36,9 @@ static int say_where(void *arg)
 
 SIM_TEST(examples, kthread_on_a_cpu_and_its_quiescent_states)
 {
-	struct sim_config cfg = sim_default_config();
 	int where = -1;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	unsigned long qs = cpu_quiescent_count(2);
 	struct task_struct *k = kthread_run_on_cpu(say_where, &where, 2, "where");
 
@@ -69,10 +68,9 @@ static void record_irq(void *data)
 
 SIM_TEST(examples, an_interrupt_runs_on_its_cpu)
 {
-	struct sim_config cfg = sim_default_config();
 	struct seen s = { -1, false };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	raise_irq(1, record_irq, &s, "example");
 	sim_run_until_idle();           /* idle CPU 1 takes it */
 	cr_assert_eq(s.cpu, 1);
@@ -103,10 +101,9 @@ static int add_ten(void *arg)
 
 SIM_TEST(examples, spinlock_atomic_and_completion)
 {
-	struct sim_config cfg = sim_default_config();
 	struct task_struct *k[3];
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	counted = 0;
 	atomic_set(&workers_left, 3);
 	init_completion(&all_done);
@@ -129,9 +126,7 @@ struct item {
 
 SIM_TEST(examples, freed_memory_is_poisoned)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	struct item *it = kmalloc(sizeof(*it), GFP_KERNEL);
 
 	it->key = 1;
@@ -160,10 +155,9 @@ static int stops_at_a_point(void *arg)
 
 SIM_TEST(examples, hold_a_task_at_a_named_point)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	passed = 0;
+	/* hold, start, run until idle: sim_kthread_run_held() does the three in one */
 	sim_hold_point("example-stop");
 	struct task_struct *k = kthread_run_on_cpu(stops_at_a_point, NULL, 1, "stopper");
 
@@ -197,9 +191,7 @@ static void two_adders(void *arg)
 
 SIM_TEST(examples, a_scenario_over_every_seed)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, two_adders, NULL);  /* boots and halts per seed */
+	sim_run_seeds(NULL, two_adders, NULL);  /* boots and halts per seed */
 }
 //! [seeds]
 
@@ -208,12 +200,11 @@ SIM_TEST(examples, a_scenario_over_every_seed)
 //! [trace]
 SIM_TEST(examples, the_trace_records_marks_and_irqs)
 {
-	struct sim_config cfg = sim_default_config();
 	struct seen s = { -1, false };
 	char *text = NULL;
 	size_t len = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	trace_mark("before the interrupt");
 	raise_irq(3, record_irq, &s, "example");
 	sim_run_until_idle();
@@ -240,9 +231,7 @@ static void sleeps_in_irq(void *data)
 
 SIM_TEST(examples, sleeping_in_an_interrupt_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("sleeping function called from invalid context");
 	raise_irq(0, sleeps_in_irq, NULL, "sleepy");
 	sim_run_until_idle();           /* the BUG ends the test here */
@@ -254,11 +243,10 @@ SIM_TEST(examples, sleeping_in_an_interrupt_is_reported, .signal = BUG_SIGNAL)
 //! [atomics]
 SIM_TEST(examples, atomic_operations_and_ordering)
 {
-	struct sim_config cfg = sim_default_config();
 	atomic_t n = ATOMIC_INIT(5);
 	long published = 0, data = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	migrate_to_cpu(0);                      /* atomics are scheduling points */
 	atomic_add(2, &n);                      /* 7 */
 	atomic_sub(1, &n);                      /* 6 */
@@ -292,11 +280,10 @@ static DEFINE_MUTEX(tour_mutex);
 
 SIM_TEST(examples, trylocks_irq_locks_and_completions)
 {
-	struct sim_config cfg = sim_default_config();
 	spinlock_t lock;
 	DECLARE_COMPLETION(once);
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	spin_lock_init(&lock);
 	migrate_to_cpu(1);
 	cr_assert(spin_trylock(&lock));         /* free: taken */
@@ -382,10 +369,9 @@ static int who_and_sleep(void *arg)
 
 SIM_TEST(examples, tasks_names_and_early_wake_up)
 {
-	struct sim_config cfg = sim_default_config();
 	struct whoami w = { .cpu = -2 };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	cr_assert(nr_cpu_ids <= NR_CPUS);
 	struct task_struct *k = kthread_run(who_and_sleep, &w, "who/%d", 7);
 
@@ -416,11 +402,10 @@ static void on_cpu(void *info)
 
 SIM_TEST(examples, timers_and_a_single_cross_call)
 {
-	struct sim_config cfg = sim_default_config();
 	struct timer_list t;
 	int where = -1;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	fired = 0;
 	timer_setup(&t, tick_once, 0);
 	migrate_to_cpu(0);                      /* a timer fires where it was armed */
@@ -441,9 +426,7 @@ SIM_TEST(examples, timers_and_a_single_cross_call)
 //! [zeroed]
 SIM_TEST(examples, zeroed_allocations_and_live_objects)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	long before = kmem_live_objects();
 	int *z = kzalloc(4 * sizeof(int), GFP_KERNEL);
 	char *a = kmalloc(16, GFP_ATOMIC | __GFP_ZERO);
@@ -461,10 +444,9 @@ SIM_TEST(examples, zeroed_allocations_and_live_objects)
 //! [store_buffer]
 SIM_TEST(examples, a_buffered_store_and_the_barrier_that_drains_it)
 {
-	struct sim_config cfg = sim_default_config();
 	static long flag;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	flag = 0;
 	migrate_to_cpu(0);
 	sim_store(&flag, 1);            /* held in CPU 0's store buffer ... */
@@ -479,9 +461,7 @@ SIM_TEST(examples, a_buffered_store_and_the_barrier_that_drains_it)
 //! [bug]
 SIM_TEST(examples, bug_ends_the_test_with_bug_signal, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("kernel BUG");
 	BUG();                          /* report, then raise BUG_SIGNAL */
 }

@@ -24,19 +24,19 @@ static struct sim_config explore_config(void)
 	return cfg;
 }
 
+/* How each CPU increments: ks_racy_inc() (a plain c->n++) or ks_locked_inc(). */
+typedef void (*inc_fn)(struct ks_counter *c);
+
 struct incr {
 	struct ks_counter *c;
-	bool locked;
+	inc_fn inc;
 };
 
 static int incr_once(void *arg)
 {
 	struct incr *in = arg;
 
-	if (in->locked)
-		ks_locked_inc(in->c);
-	else
-		ks_racy_inc(in->c);
+	in->inc(in->c);
 	return 0;
 }
 
@@ -46,9 +46,8 @@ static int runs;
 
 static void two_increments(void *arg)
 {
-	bool locked = *(bool *)arg;
 	struct ks_counter c = { .n = 0 };
-	struct incr in = { &c, locked };
+	struct incr in = { &c, *(inc_fn *)arg };
 
 	spin_lock_init(&c.lock);
 	struct task_struct *a = kthread_run_on_cpu(incr_once, &in, 0, "inc0");
@@ -64,7 +63,7 @@ static void two_increments(void *arg)
 SIM_TEST(explore, pct_finds_the_lost_update_and_replays_it)
 {
 	struct sim_config cfg = explore_config();
-	bool locked = false;
+	inc_fn inc = ks_racy_inc;
 	uint64_t found = 0;
 
 	if (!sim_kcsan_enabled())
@@ -76,7 +75,7 @@ SIM_TEST(explore, pct_finds_the_lost_update_and_replays_it)
 		lost_updates = 0;
 		cfg.seed = seed;
 		sim_boot(&cfg);
-		two_increments(&locked);
+		two_increments(&inc);
 		cr_assert_eq(sim_halt(), 0);
 		if (lost_updates)
 			found = seed;
@@ -85,7 +84,7 @@ SIM_TEST(explore, pct_finds_the_lost_update_and_replays_it)
 	lost_updates = 0;
 	cfg.seed = found;
 	sim_boot(&cfg);
-	two_increments(&locked);
+	two_increments(&inc);
 	cr_assert_eq(sim_halt(), 0);
 	cr_assert_eq(lost_updates, 1, "seed %llu did not replay the lost update",
 		     (unsigned long long)found);
@@ -94,7 +93,7 @@ SIM_TEST(explore, pct_finds_the_lost_update_and_replays_it)
 SIM_TEST(explore, pct_never_breaks_the_locked_counter)
 {
 	struct sim_config cfg = explore_config();
-	bool locked = true;
+	inc_fn inc = ks_locked_inc;
 
 	if (!sim_kcsan_enabled())
 		return;
@@ -105,27 +104,27 @@ SIM_TEST(explore, pct_never_breaks_the_locked_counter)
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		cfg.seed = seed;
 		sim_boot(&cfg);
-		two_increments(&locked);
+		two_increments(&inc);
 		cr_assert_eq(sim_halt(), 0);
 	}
 	cr_assert_eq(lost_updates, 0);
 }
 
 /* Every interleaving of two_increments() with up to @preemptions; how many. */
-static long explore_all(bool locked, int preemptions)
+static long explore_all(inc_fn inc, int preemptions)
 {
 	struct sim_config cfg = explore_config();
 
 	unsetenv("WORKBOOK_SCHEDULE");  /* all of them, not one replayed */
 	lost_updates = runs = 0;
-	return sim_run_exhaustive(&cfg, two_increments, &locked, preemptions);
+	return sim_run_exhaustive(&cfg, two_increments, &inc, preemptions);
 }
 
 SIM_TEST(explore, exhaustive_visits_the_lost_update)
 {
 	if (!sim_kcsan_enabled())
 		return;
-	long n = explore_all(false, 1);
+	long n = explore_all(ks_racy_inc, 1);
 
 	cr_assert_eq(n, runs);
 	cr_assert_gt(n, 2, "one preemption allows more than two interleavings");
@@ -137,7 +136,7 @@ SIM_TEST(explore, exhaustive_locked_counter_never_loses)
 {
 	if (!sim_kcsan_enabled())
 		return;
-	long n = explore_all(true, 2);
+	long n = explore_all(ks_locked_inc, 2);
 
 	cr_assert_gt(n, 10);
 	cr_assert_eq(lost_updates, 0, "%d of %ld interleavings lost an update under the lock",
@@ -147,13 +146,13 @@ SIM_TEST(explore, exhaustive_locked_counter_never_loses)
 SIM_TEST(explore, exhaustive_schedule_replays_one_run)
 {
 	struct sim_config cfg = explore_config();
-	bool locked = false;
+	inc_fn inc = ks_racy_inc;
 
 	if (!sim_kcsan_enabled())
 		return;
 	setenv("WORKBOOK_SCHEDULE", "0:1", 1);
 	runs = 0;
-	cr_assert_eq(sim_run_exhaustive(&cfg, two_increments, &locked, 2), 1);
+	cr_assert_eq(sim_run_exhaustive(&cfg, two_increments, &inc, 2), 1);
 	unsetenv("WORKBOOK_SCHEDULE");
 	cr_assert_eq(runs, 1);
 }

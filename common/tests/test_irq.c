@@ -22,10 +22,9 @@ static void note_irq(void *arg)
 
 SIM_TEST(irq, runs_on_its_cpu_in_irq_context)
 {
-	struct sim_config cfg = sim_default_config();
 	struct irq_seen s = { -1, false, 0 };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	raise_irq(3, note_irq, &s, "note");
 	sim_run_until_idle();
 	cr_assert_eq(s.count, 1, "the IRQ raised on idle CPU 3 must run once");
@@ -36,11 +35,10 @@ SIM_TEST(irq, runs_on_its_cpu_in_irq_context)
 
 SIM_TEST(irq, held_off_while_disabled_then_delivered)
 {
-	struct sim_config cfg = sim_default_config();
 	struct irq_seen s = { -1, false, 0 };
 	unsigned long flags;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	migrate_to_cpu(1);
 	local_irq_save(flags);
 	raise_irq(1, note_irq, &s, "note");
@@ -54,10 +52,9 @@ SIM_TEST(irq, held_off_while_disabled_then_delivered)
 
 SIM_TEST(irq, held_by_test_until_released)
 {
-	struct sim_config cfg = sim_default_config();
 	struct irq_seen s = { -1, false, 0 };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_hold_irqs(2);
 	raise_irq(2, note_irq, &s, "note");
 	sim_run_until_idle();
@@ -90,9 +87,7 @@ static int spin_for_flag(void *arg)
 
 SIM_TEST(irq, interrupts_a_spinning_task)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	flag_set_by_irq = 0;
 	kthread_stop(kthread_run_on_cpu(spin_for_flag, NULL, 1, "spinner"));
 	cr_assert(flag_set_by_irq);
@@ -119,10 +114,9 @@ static int call_all(void *arg)
 
 SIM_TEST(smp, on_each_cpu_runs_everywhere)
 {
-	struct sim_config cfg = sim_default_config();
 	int returned = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	atomic_set(&ran_mask, 0);
 	kthread_stop(kthread_run_on_cpu(call_all, &returned, 0, "caller"));
 	cr_assert_eq(atomic_read(&ran_mask), 0xf, "func must run on all 4 CPUs (mask %#x)",
@@ -157,10 +151,9 @@ static unsigned long qs_before;
 
 SIM_TEST(smp, sleeping_wait_passes_quiescent_state)
 {
-	struct sim_config cfg = sim_default_config();
 	int returned = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_set_ipi_wait_sleeps(true);
 	atomic_set(&ran_mask, 0);
 	sim_hold_irqs(2);
@@ -186,9 +179,7 @@ static int call_without_wait(void *arg)
 
 SIM_TEST(smp, no_wait_returns_at_once)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	atomic_set(&ran_mask, 0);
 	sim_hold_irqs(1);
 	kthread_stop(kthread_run_on_cpu(call_without_wait, NULL, 0, "caller"));
@@ -206,9 +197,7 @@ static void irq_calls_on_each_cpu(void *arg)
 
 SIM_TEST(smp, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("IRQ context");
 	raise_irq(1, irq_calls_on_each_cpu, NULL, "bad");
 	sim_run_until_idle();
@@ -234,10 +223,9 @@ static int call_bump(void *arg)
 
 SIM_TEST(percpu, each_cpu_has_its_own_instance)
 {
-	struct sim_config cfg = sim_default_config();
 	int cpu;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	for_each_possible_cpu(cpu)
 		per_cpu(hits, cpu) = cpu * 10;
 	kthread_stop(kthread_run_on_cpu(call_bump, NULL, 1, "caller"));

@@ -438,10 +438,8 @@ SIM_TEST(kcsan, sim_store_keeps_same_address_order)
 
 	x = 0;
 	sim_boot(&cfg);
-	sim_hold_point("after");
-	struct task_struct *k = kthread_run_on_cpu(store_then_plain, &x, 2, "storer");
+	struct task_struct *k = sim_kthread_run_held("after", store_then_plain, &x, 2, "storer");
 
-	sim_run_until_idle();
 	cr_assert_eq(READ_ONCE(x), 0, "another CPU saw a store still in the buffer");
 	sim_release_point("after");
 	kthread_stop(k);

@@ -37,9 +37,7 @@ SIM_TEST(list, add_tail_walk_delete)
 
 SIM_TEST(warn, warn_on_reports_and_goes_on)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	cr_assert(!WARN_ON(1 + 1 == 3));
 	cr_assert_eq(sim_warn_count(), 0);
 	cr_assert(WARN_ON(2 > 1), "WARN_ON() returns its condition");
@@ -48,9 +46,7 @@ SIM_TEST(warn, warn_on_reports_and_goes_on)
 
 SIM_TEST(warn, bug_on_ends_the_test, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("BUG_ON(1 < 2)");
 	BUG_ON(1 < 2);
 }

@@ -10,9 +10,7 @@ struct obj {
 
 SIM_TEST(memory, freed_object_reads_as_poison)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	struct obj *o = kmalloc(sizeof(*o), GFP_KERNEL);
 
 	o->key = 42;
@@ -30,10 +28,9 @@ SIM_TEST(memory, freed_object_reads_as_poison)
 
 SIM_TEST(memory, kzalloc_zeroes)
 {
-	struct sim_config cfg = sim_default_config();
 	char zero[64] = { 0 };
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	char *b = kzalloc(64, GFP_ATOMIC);
 
 	cr_assert(!memcmp(b, zero, 64));
@@ -44,9 +41,7 @@ SIM_TEST(memory, kzalloc_zeroes)
 
 SIM_TEST(memory, double_free_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("double free");
 	void *p = kmalloc(8, GFP_KERNEL);
 
@@ -56,9 +51,7 @@ SIM_TEST(memory, double_free_is_a_bug, .signal = BUG_SIGNAL)
 
 SIM_TEST(memory, leak_is_counted_at_halt)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	void *p = kmalloc(16, GFP_KERNEL);
 
 	(void)p;

@@ -9,11 +9,10 @@ int testmod_calls;
 
 SIM_TEST(module, load_call_unload_reload)
 {
-	struct sim_config cfg = sim_default_config();
 	struct rcu_head head;
 	bool unloaded = true;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	testmod_calls = 0;
 	cr_assert_eq(insmod(MODULE_PATH_testmod), 0);
 	cr_assert(module_is_loaded("testmod"));
@@ -39,10 +38,9 @@ SIM_TEST(module, load_call_unload_reload)
 //! [stale-callback]
 SIM_TEST(module, callback_into_unloaded_module_is_named, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
 	struct rcu_head head;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("callback into unloaded module testmod");
 	insmod(MODULE_PATH_testmod);
 	head.func = testmod_callback;   /* a callback still queued ... */
@@ -53,10 +51,9 @@ SIM_TEST(module, callback_into_unloaded_module_is_named, .signal = BUG_SIGNAL)
 
 SIM_TEST(module, with_check_off_the_call_faults, .signal = SIGSEGV)
 {
-	struct sim_config cfg = sim_default_config();
 	struct rcu_head head;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_set_check_module_callbacks(false);
 	insmod(MODULE_PATH_testmod);
 	head.func = testmod_callback;
@@ -66,8 +63,6 @@ SIM_TEST(module, with_check_off_the_call_faults, .signal = SIGSEGV)
 
 SIM_TEST(module, missing_object_is_an_error)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	cr_assert_eq(insmod("/nonexistent/nomod.so"), -2);
 }

@@ -2,7 +2,6 @@
 #include <linux/kthread.h>
 #include <linux/completion.h>
 #include <linux/smp.h>
-#include <linux/interrupt.h>
 #include <linux/wait.h>
 #include <sim/test.h>
 
@@ -19,9 +18,7 @@ static int record_cpu(void *arg)
 
 SIM_TEST(sched, kthread_runs_on_its_cpu)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_completion(&done);
 	struct task_struct *k = kthread_run_on_cpu(record_cpu, NULL, 2, "worker");
 
@@ -51,14 +48,10 @@ static int second(void *arg)
 
 SIM_TEST(sched, one_task_per_cpu_nonpreemptible)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	norder = 0;
-	sim_hold_point("hog-holds-cpu");
-	struct task_struct *a = kthread_run_on_cpu(hog, NULL, 1, "hog");
+	struct task_struct *a = sim_kthread_run_held("hog-holds-cpu", hog, NULL, 1, "hog");
 
-	sim_run_until_idle();
 	struct task_struct *b = kthread_run_on_cpu(second, NULL, 1, "second");
 
 	sim_run_until_idle();
@@ -82,9 +75,7 @@ static int yielder(void *arg)
 
 SIM_TEST(sched, context_switch_is_quiescent_state)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	unsigned long before = cpu_quiescent_count(3);
 
 	cr_assert(idle_cpu(3), "a CPU nobody holds is idle");
@@ -110,19 +101,16 @@ static int cond_resched_calls(void *arg)
 
 SIM_TEST(sched, cond_resched_reports_quiescent_state)
 {
-	struct sim_config cfg = sim_default_config();
 	unsigned long seen = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	kthread_stop(kthread_run_on_cpu(cond_resched_calls, &seen, 1, "cr"));
 	cr_assert_eq(seen, 1, "cond_resched() with nobody waiting counts one quiescent state");
 }
 
 SIM_TEST(sched, migrate_moves_the_test_task)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	migrate_to_cpu(2);
 	cr_assert_eq(smp_processor_id(), 2);
 	cr_assert(!idle_cpu(2));
@@ -133,9 +121,7 @@ SIM_TEST(sched, migrate_moves_the_test_task)
 /* Boot, and expect the report of might_sleep() that the test then provokes. */
 static void boot_expecting_might_sleep_bug(void)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("sleeping function called from invalid context");
 }
 
@@ -155,33 +141,22 @@ SIM_TEST(sched, sleeping_with_preemption_off_is_a_bug, .signal = BUG_SIGNAL)
 	migrate_to_cpu(2);
 }
 
-static void sleepy_irq(void *arg)
-{
-	(void)arg;
-	schedule();
-}
-
 SIM_TEST(sched, sleeping_in_irq_is_a_bug, .signal = BUG_SIGNAL)
 {
 	boot_expecting_might_sleep_bug();
-	raise_irq(1, sleepy_irq, NULL, "sleepy");
-	sim_run_until_idle();
+	sim_call_in_irq(1, schedule, "sleepy");
 }
 
 SIM_TEST(sched, smp_processor_id_without_cpu_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("holds no CPU");
 	(void)smp_processor_id();
 }
 
 SIM_TEST(sched, a_different_bug_is_not_the_expected_one, .signal = SIGABRT)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("sleeping function");
 	(void)smp_processor_id();
 }

@@ -67,12 +67,7 @@ static void spin_scenario(void *arg)
 		     (unsigned long long)sim_seed());
 }
 
-SIM_TEST(spinlock, mutual_exclusion_over_seeds)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, spin_scenario, NULL);
-}
+SIM_TEST_SEEDS(spinlock, mutual_exclusion_over_seeds, spin_scenario)
 
 static void mutex_scenario(void *arg)
 {
@@ -83,12 +78,7 @@ static void mutex_scenario(void *arg)
 	cr_assert_eq(counter, WORKERS * ROUNDS);
 }
 
-SIM_TEST(mutex, mutual_exclusion_over_seeds)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, mutex_scenario, NULL);
-}
+SIM_TEST_SEEDS(mutex, mutual_exclusion_over_seeds, mutex_scenario)
 
 SIM_TEST(spinlock, parallel_mode_mutual_exclusion)
 {
@@ -122,9 +112,7 @@ static int hold_without_irqsave(void *arg)
 
 SIM_TEST(spinlock, irq_on_same_cpu_deadlock_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("spinlock recursion");
 	kthread_stop(kthread_run_on_cpu(hold_without_irqsave, NULL, 1, "holder"));
 }
@@ -142,9 +130,7 @@ static int hold_with_irqsave(void *arg)
 
 SIM_TEST(spinlock, irqsave_defers_the_irq)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	kthread_stop(kthread_run_on_cpu(hold_with_irqsave, NULL, 1, "holder"));
 	cr_assert_eq(sim_irqs_pending(1), 0, "the IRQ must run after the lock is dropped");
 }
@@ -172,14 +158,10 @@ static int ba(void *arg)
 
 SIM_TEST(mutex, abba_deadlock_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_expect_bug("deadlock");
-	sim_hold_point("ab-has-a");
-	struct task_struct *t1 = kthread_run_on_cpu(ab, NULL, 0, "ab");
+	struct task_struct *t1 = sim_kthread_run_held("ab-has-a", ab, NULL, 0, "ab");
 
-	sim_run_until_idle();
 	struct task_struct *t2 = kthread_run_on_cpu(ba, NULL, 1, "ba");
 
 	sim_run_until_idle();
@@ -203,10 +185,9 @@ static int waiter(void *arg)
 
 SIM_TEST(completion, one_complete_lets_one_waiter_through)
 {
-	struct sim_config cfg = sim_default_config();
 	struct task_struct *w[3];
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_completion(&comp);
 	woke = 0;
 	for (int i = 0; i < 3; i++)
@@ -226,9 +207,7 @@ SIM_TEST(completion, one_complete_lets_one_waiter_through)
 
 SIM_TEST(completion, complete_before_wait_is_not_lost)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_completion(&comp);
 	complete(&comp);
 	cr_assert(completion_done(&comp));
@@ -266,15 +245,13 @@ static void wq_scenario(void *arg)
 
 SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	cond_flag = 0;
 	wq_woke = 0;
-	sim_hold_point("wait_event:sleep");
-	struct task_struct *k = kthread_run_on_cpu(wq_waiter, NULL, 1, "wq-waiter");
+	/* it finds the condition false and stops just before it sleeps */
+	struct task_struct *k = sim_kthread_run_held("wait_event:sleep", wq_waiter, NULL, 1,
+						     "wq-waiter");
 
-	sim_run_until_idle();  /* it found the condition false and is about to sleep */
 	cr_assert_eq(sim_tasks_at_point("wait_event:sleep"), 1);
 	WRITE_ONCE(cond_flag, 1);
 	wake_up(&wq);
@@ -284,12 +261,7 @@ SIM_TEST(waitqueue, wakeup_inside_the_window_is_not_lost)
 	cr_assert_eq(kthread_stop(k), 1);
 }
 
-SIM_TEST(waitqueue, no_lost_wakeup_over_seeds)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, wq_scenario, NULL);
-}
+SIM_TEST_SEEDS(waitqueue, no_lost_wakeup_over_seeds, wq_scenario)
 
 /* ---- atomics ---- */
 
@@ -320,9 +292,4 @@ static void atomic_scenario(void *arg)
 		     (unsigned long long)sim_seed(), atomic_read(&zero_seen));
 }
 
-SIM_TEST(atomic, dec_and_test_sees_zero_once)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, atomic_scenario, NULL);
-}
+SIM_TEST_SEEDS(atomic, dec_and_test_sees_zero_once, atomic_scenario)

@@ -42,10 +42,9 @@ SIM_TEST(timer, fires_when_time_reaches_expiry)
 
 SIM_TEST(timer, del_timer_sync_disarms)
 {
-	struct sim_config cfg = sim_default_config();
 	struct timer_list t;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	fired = 0;
 	timer_setup(&t, on_timer, 0);
 	mod_timer(&t, jiffies + 3);
@@ -66,10 +65,9 @@ static int sleeper(void *arg)
 
 SIM_TEST(timer, msleep_jumps_virtual_time_when_all_block)
 {
-	struct sim_config cfg = sim_default_config();
 	unsigned long woke_at = 0;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	kthread_stop(kthread_run_on_cpu(sleeper, &woke_at, 1, "sleeper"));
 	cr_assert_eq(woke_at, 20, "msleep(20) from time 0 wakes at jiffy 20, not %lu", woke_at);
 }
@@ -84,9 +82,7 @@ static void count_tick(int cpu)
 
 SIM_TEST(timer, tick_runs_on_every_cpu_each_jiffy)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	sim_set_tick_hook(count_tick);
 	sim_advance_jiffies(3);
 	sim_run_until_idle();

@@ -236,9 +236,10 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	 * a reader on every other CPU, the fake writers and the barrier
 	 * checker; wait for the writer and the barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
-	 * (writer, readers, fake writers, barrier checker), then one
-	 * ops->cb_barrier(): after it no torture callback may be in flight
-	 * (else a barrier error). Free what is left, collect the readers'
+	 * (writer, readers, fake writers, barrier checker), then wait with
+	 * ops->cb_barrier() until no torture callback is queued or running,
+	 * as lab 3's exit does: after that, one still in flight is a barrier
+	 * error. Free what is left, collect the readers'
 	 * counts and report success only with no error.
 	 */
 	(void)ops; (void)torture_writer_fn; (void)torture_reader_fn;

@@ -351,9 +351,10 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	 * a reader on every other CPU, the fake writers and the barrier
 	 * checker; wait for the writer and the barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
-	 * (writer, readers, fake writers, barrier checker), then one
-	 * ops->cb_barrier(): after it no torture callback may be in flight
-	 * (else a barrier error). Free what is left, collect the readers'
+	 * (writer, readers, fake writers, barrier checker), then wait with
+	 * ops->cb_barrier() until no torture callback is queued or running,
+	 * as lab 3's exit does: after that, one still in flight is a barrier
+	 * error. Free what is left, collect the readers'
 	 * counts and report success only with no error.
 	 */
 	/* BEGIN SOLUTION */
@@ -380,7 +381,10 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 		kthread_stop(fake[i]);
 	kthread_stop(barrier_task);
 	ops->cb_barrier();
-	/* fullstop kept every callback the barrier waited for from re-posting */
+	/* A callback that was running when fullstop was set may have re-queued
+	 * its element behind that barrier (lab 3's Quick Quiz 3.10): wait for
+	 * that last one too. Every later callback saw fullstop. */
+	ops->cb_barrier();
 	if (atomic_read(&tt.in_flight))
 		res->barrier_errors++;
 	torture_free_leftovers();

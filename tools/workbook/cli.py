@@ -6,6 +6,7 @@ from .common import Fail, warn
 from .grade import cmd_grade
 from .handout import cmd_handout
 from .maint import cmd_bench, cmd_docs, cmd_selftest, cmd_setup
+from .soak import cmd_soak
 from .starters import cmd_gen_starters
 from .student import cmd_check, cmd_hint, cmd_status, cmd_watch
 
@@ -39,6 +40,9 @@ Maintainers
   selftest [--quick]          prove the workbook: solutions pass, starters fail, mutants caught,
                               starters generated, valgrind, asan and tsan clean (not with --quick),
                               docs build (CI runs this)
+  soak [--runs N] [--modes deterministic,pct,parallel] [LAB...]
+                              the solutions' tests N times each (default 20) in each mode
+                              (CTest --repeat until-fail): flaky tests show up here
   gen-starters [--check] [--force] [LAB...]
                               derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
 Readers
@@ -103,6 +107,10 @@ def main(argv):
     s = sub.add_parser("docs")
     s.add_argument("--instructor", action="store_true")
     s.add_argument("--out")
+    s = sub.add_parser("soak")
+    s.add_argument("--runs", type=int, default=20)
+    s.add_argument("--modes", default="deterministic,pct,parallel")
+    s.add_argument("labs", nargs="*")
     s = sub.add_parser("gen-starters")
     s.add_argument("--check", action="store_true")
     s.add_argument("--force", action="store_true")
@@ -123,7 +131,7 @@ def main(argv):
         fn = {"setup": cmd_setup, "status": cmd_status, "check": cmd_check, "hint": cmd_hint,
               "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
               "handout": cmd_handout, "gen-starters": cmd_gen_starters,
-              "bench": cmd_bench, "docs": cmd_docs}[a.cmd]
+              "bench": cmd_bench, "docs": cmd_docs, "soak": cmd_soak}[a.cmd]
         return fn(a)
     except Fail as e:
         warn(str(e))

@@ -49,6 +49,19 @@ def is_stress(test):
     return test["name"].split("/", 1)[1].startswith("parallel")
 
 
+# The environment that says which run a check is: the seed(s), the mode and
+# the deterministic scheduler's strategy (what a failure's replay command
+# sets). It is passed on to the tests, and a cached result is reused only
+# for the same values.
+RUN_ENV = ("WORKBOOK_SEED", "WORKBOOK_SEEDS", "WORKBOOK_MODE", "WORKBOOK_SCHED",
+           "WORKBOOK_PCT_DEPTH", "WORKBOOK_PCT_STEPS", "WORKBOOK_SCHEDULE")
+
+
+def run_env():
+    """The RUN_ENV variables set (and not empty) here."""
+    return {k: os.environ[k] for k in RUN_ENV if os.environ.get(k)}
+
+
 def run_lab(bdir, lab, only_test=None, echo=False, names=None):
     ok, err, _ = build(bdir, [lab.target])
     if not ok:
@@ -59,13 +72,9 @@ def run_lab(bdir, lab, only_test=None, echo=False, names=None):
         if only_test not in lab.names() and only_test not in list_tests(exe):
             raise Fail(f"{lab.name} has no test '{only_test}' (see ./workbook check {lab.name} --list)")
         names = [only_test]
-    extra = {}
-    for k in ("WORKBOOK_SEED", "WORKBOOK_SEEDS", "WORKBOOK_MODE"):
-        if os.environ.get(k):
-            extra[k] = os.environ[k]
     clear_traces(lab, names)
     res, logs = run_tests(exe, names, os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS, echo,
-                          extra, trace_dir=os.path.join(ROOT, "traces"))
+                          run_env(), trace_dir=os.path.join(ROOT, "traces"))
     return res, "", logs
 
 
@@ -167,8 +176,9 @@ def cache_path(bdir, lab):
 
 def lab_key(bdir, lab):
     """The hash of what a lab's result depends on: the student's files (its
-    own and the labs it uses) and the test binary."""
-    h = hashlib.sha256()
+    own and the labs it uses), the test binary and the run's environment
+    (RUN_ENV: another seed or scheduler is another result)."""
+    h = hashlib.sha256(json.dumps(run_env(), sort_keys=True).encode())
     for p in sorted(student_files(lab).values()) + [exe_path(bdir, lab)]:
         h.update(p.encode())
         try:

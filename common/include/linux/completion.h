@@ -28,27 +28,46 @@ struct completion {
 /** Define a completion that is not done. */
 #define DECLARE_COMPLETION(c) struct completion c = { 0, { &(c).waiters, &(c).waiters } }
 
-/** init_completion() - make @p x not done, with no waiters. */
+/**
+ * init_completion() - make @p x not done, with no waiters. Only on a
+ * completion nobody waits on: a waiter would be forgotten, asleep for good.
+ */
 void init_completion(struct completion *x);
 /**
  * reinit_completion() - make @p x not done again. Only while nobody waits
  * on it; the kernel does not check, neither does this.
  */
 void reinit_completion(struct completion *x);
+/**
+ * wait_for_completion() - sleep until @p x is completed, consuming one
+ * complete() (nothing after complete_all()). The caller gives up its CPU
+ * while it sleeps, which is a quiescent state. Might sleep: a BUG in IRQ
+ * context, with preemption or interrupts off, or inside rcu_read_lock().
+ * It has no time-out: a complete() that never comes is not returned from
+ * (the deterministic kernel reports the task as hung).
+ */
+#define wait_for_completion(x) sim_wait_for_completion((x), __FILE__, __LINE__)
 /** Simulation only: the implementation behind wait_for_completion(); call that. */
 void sim_wait_for_completion(struct completion *x, const char *file, int line);
 /**
- * wait_for_completion() - sleep until @p x is completed, consuming one
- * complete(). Might sleep; a BUG in IRQ context.
+ * complete() - let one waiter through: the one that has waited longest or,
+ * if none waits, the next wait_for_completion(). Any context; it never
+ * sleeps. A release: what the caller stored before is seen by the task it
+ * lets through. It does not promise that task runs before the caller goes on.
  */
-#define wait_for_completion(x) sim_wait_for_completion((x), __FILE__, __LINE__)
-/** complete() - let one waiter (present or future) through. Any context. */
 void complete(struct completion *x);
-/** complete_all() - let every waiter through, now and until reinit. */
+/** complete_all() - let every waiter through, now and until reinit_completion(). Any context. */
 void complete_all(struct completion *x);
-/** completion_done() - true if a wait would not sleep now. */
+/**
+ * completion_done() - true if a wait on @p x would not sleep now. A
+ * snapshot: another task may consume the completion before the caller acts
+ * on the answer.
+ */
 bool completion_done(struct completion *x);
-/** try_wait_for_completion() - consume a completion if one is there. @return true if consumed. */
+/**
+ * try_wait_for_completion() - consume a completion of @p x if one is there,
+ * without sleeping (any context). @return true if one was consumed.
+ */
 bool try_wait_for_completion(struct completion *x);
 
 /** @} */

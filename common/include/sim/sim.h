@@ -62,16 +62,28 @@ struct sim_config {
 struct sim_config sim_default_config(void);
 
 /**
- * sim_boot() - start the simulated kernel: its CPUs, their idle tasks, and
- * the calling thread as the task "test". The test's task holds no CPU: it is
- * the controller, which may raise interrupts, hold and release things and
- * call sleeping kernel functions, but must migrate_to_cpu() before it does
- * anything that needs a CPU (rcu_read_lock(), smp_processor_id(),
- * local_irq_save()). Call it inside the test (Criterion forks each test;
- * threads do not survive a fork). WORKBOOK_MODE=deterministic in the
- * environment overrides a @p cfg that asks for parallel mode: that is how a
- * parallel test's failure is re-run replayably (it does not promise the same
- * failure: a parallel run's schedule was the host's).
+ * sim_forced_config() - sim_default_config() for a scenario that forces its
+ * schedule: one that holds a task at an access (sim_hold_access()) or lets
+ * everything else run (sim_run_until_idle()) while a task spins, say in a
+ * cross-call's wait. Deterministic mode whatever WORKBOOK_MODE says: on real
+ * threads nothing holds a running CPU at a chosen instant, and a spinning
+ * task never lets the rest become idle. Does not pin the scheduler's
+ * strategy: WORKBOOK_SCHED=pct still applies.
+ */
+struct sim_config sim_forced_config(void);
+
+/**
+ * sim_boot() - start the simulated kernel with @p cfg (NULL:
+ * sim_default_config()): its CPUs, their idle tasks, and the calling thread as
+ * the task "test". The test's task holds no CPU: it is the controller, which
+ * may raise interrupts, hold and release things and call sleeping kernel
+ * functions, but must migrate_to_cpu() before it does anything that needs a
+ * CPU (rcu_read_lock(), smp_processor_id(), local_irq_save()). Call it inside
+ * the test (Criterion forks each test; threads do not survive a fork).
+ * WORKBOOK_MODE=deterministic in the environment overrides a @p cfg that asks
+ * for parallel mode: that is how a parallel test's failure is re-run
+ * replayably (it does not promise the same failure: a parallel run's schedule
+ * was the host's).
  */
 void sim_boot(const struct sim_config *cfg);
 

@@ -21,6 +21,7 @@
 #include <sim/sim.h>
 #include <sim/trace.h>
 #include <linux/bug.h>
+#include <linux/kthread.h>
 
 /** @addtogroup control
  * @{ */
@@ -66,6 +67,7 @@ void sim_test_end(void);
 
 #ifndef SIM_NO_RETURN_MARKS
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 /**
  * sim_synchronize_rcu_marked() - synchronize_rcu(), then a trace mark
  * "synchronize_rcu() returned": in a test's timeline, the moment the call
@@ -89,18 +91,97 @@ static inline void sim_rcu_barrier_marked(void)
 #define synchronize_rcu() sim_synchronize_rcu_marked()
 /** In tests: rcu_barrier() marks its return on the timeline. */
 #define rcu_barrier() sim_rcu_barrier_marked()
+
+/**
+ * sim_call_rcu_on() - from the test's own task, which holds no CPU between
+ * steps: take @p cpu, call_rcu(@p head, @p func) there, and give the CPU up
+ * again. call_rcu() needs a CPU (its queue is that CPU's, its lock is taken
+ * with interrupts off there). It waits for nothing: the callback runs after
+ * a grace period, like any other, and @p head must stay valid until then.
+ * Giving the CPU up is a context switch, so a grace period may end before
+ * this returns.
+ */
+static inline void sim_call_rcu_on(int cpu, struct rcu_head *head, rcu_callback_t func)
+{
+	migrate_to_cpu(cpu);
+	call_rcu(head, func);
+	migrate_to_cpu(-1);
+}
 #endif
+
+/**
+ * sim_kthread_run_held() - how a test stops a task where it wants it: hold
+ * @p point (sim_hold_point()), start @p threadfn(@p data) as the kthread
+ * @p name on @p cpu (kthread_run_on_cpu()), and let everything run until
+ * idle (sim_run_until_idle()). A task that reaches sim_point(@p point) then
+ * waits there, keeping its CPU, until the test releases or steps the point.
+ * It does not check that the task got there (sim_tasks_at_point() says),
+ * and any other task that reaches the point stops there too.
+ * @return the task, for kthread_stop().
+ */
+static inline struct task_struct *sim_kthread_run_held(const char *point,
+							int (*threadfn)(void *), void *data,
+							unsigned int cpu, const char *name)
+{
+	struct task_struct *k;
+
+	sim_hold_point(point);
+	k = kthread_run_on_cpu(threadfn, data, cpu, name);
+	sim_run_until_idle();
+	return k;
+}
+
+/**
+ * sim_call_in_irq() - call @p fn() from an interrupt handler on @p cpu
+ * (raise_irq(), named @p name in the trace) and let everything run until
+ * idle: how a test shows that a function may not be called in IRQ context
+ * (it should BUG: sim_expect_bug() first). The handler runs at @p cpu's next
+ * interrupt window: if that CPU's interrupts are held (sim_hold_irqs()), only
+ * once they are released, after this has returned. One call may be pending
+ * per CPU: a second one on the same CPU before the first has run makes both
+ * call the second's @p fn.
+ */
+void sim_call_in_irq(int cpu, void (*fn)(void), const char *name);
 
 /** A scenario run once per seed by sim_run_seeds(). */
 typedef void (*sim_scenario_fn)(void *arg);
 
 /**
- * sim_run_seeds() - boot with @p base, run @p fn, halt; once per seed.
+ * SIM_TEST_SEEDS() - declare a test that runs @p scenario (a
+ * ::sim_scenario_fn, given NULL) once per seed on a kernel booted with the
+ * defaults, as sim_run_seeds(NULL, scenario, NULL):
+ * `SIM_TEST_SEEDS(suite, name, scenario, .description = "...")`. Criterion
+ * options follow as in SIM_TEST(). A scenario that needs an argument or its
+ * own configuration calls sim_run_seeds() from a SIM_TEST() instead.
+ */
+#define SIM_TEST_SEEDS(suite, name, scenario, ...)                          \
+	SIM_TEST(suite, name, ##__VA_ARGS__)                                  \
+	{                                                                     \
+		sim_run_seeds(NULL, (scenario), NULL);                        \
+	}
+
+/**
+ * SIM_TEST_FORCED_SEEDS() - SIM_TEST_SEEDS() for a scenario that forces its
+ * schedule (sim_forced_config(): deterministic whatever WORKBOOK_MODE says).
+ */
+#define SIM_TEST_FORCED_SEEDS(suite, name, scenario, ...)                   \
+	SIM_TEST(suite, name, ##__VA_ARGS__)                                  \
+	{                                                                     \
+		struct sim_config forced = sim_forced_config();               \
+									      \
+		sim_run_seeds(&forced, (scenario), NULL);                     \
+	}
+
+/**
+ * sim_run_seeds() - boot with @p base (NULL: sim_default_config()), run
+ * @p fn, halt; once per seed.
  *
  * Seeds are 1 .. WORKBOOK_SEEDS (default 20), or just WORKBOOK_SEED when
  * set; in parallel mode (base->mode or WORKBOOK_MODE) the scenario runs
  * WORKBOOK_SEEDS times on real threads. A failing run names its seed and the
- * command that replays it. Each run must leave no leak.
+ * command that replays it. Each run must leave no leak. It does not promise
+ * that a seed's schedule stays the same when the scenario or the code it
+ * runs changes: a seed replays one build, not a history.
  */
 void sim_run_seeds(const struct sim_config *base, sim_scenario_fn fn, void *arg);
 

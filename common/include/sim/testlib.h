@@ -104,18 +104,6 @@ struct task_struct *reader_held_at(int cpu, const char *point);
 void reader_let_go(struct task_struct *reader, const char *point);
 
 /**
- * queue_on_cpu() - from the test's thread (holding no CPU): move to @p cpu,
- * call_rcu(@p rh, @p func) there, and hold no CPU again. The callback is
- * queued on @p cpu as if a task there had queued it.
- */
-static inline void queue_on_cpu(int cpu, struct rcu_head *rh, rcu_callback_t func)
-{
-	migrate_to_cpu(cpu);
-	call_rcu(rh, func);
-	migrate_to_cpu(-1);
-}
-
-/**
  * A kthread ("barrier/N") that calls a barrier once and records what it saw
  * on return; the timeline shows the mark "barrier/N returned". Fill in
  * do_barrier (and the optional hooks and arg), then barrier_caller_start().

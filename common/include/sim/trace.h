@@ -45,13 +45,17 @@ enum trace_type {
 /**
  * trace_event() - record an event on the current CPU (or the off-CPU lane).
  * @param type what happened.
- * @param name a short label; copied (up to 31 characters).
+ * @param name a short label; copied (up to 31 characters: a longer one is
+ *             cut and ends in "...").
  * @param arg  a number to go with it (a grace-period number, a CPU).
  * Safe from any context; a no-op when tracing is off.
  */
 void trace_event(enum trace_type type, const char *name, long arg);
 
-/** trace_mark() - a labelled mark of the test's own, drawn on the timeline. */
+/**
+ * trace_mark() - a labelled mark of the test's own, drawn on the timeline.
+ * The label is kept as trace_event() keeps a name: 31 characters at most.
+ */
 __attribute__((format(printf, 1, 2))) void trace_mark(const char *fmt, ...);
 
 /** trace_rcu_gp() - an RCU implementation reports a grace period's start (start=1) or end (start=0). */

@@ -63,6 +63,20 @@ static inline void lab1_free_all(struct list_head *head)
 	}
 }
 
+/**
+ * lab1_reclaim() - how a test's list ends: once a grace period has passed,
+ * no reader can hold an item any more, so kfree() the @n items of @deleted
+ * (already list_del_rcu()'d) and every item still on @head. The test's own
+ * task may call synchronize_rcu(): it holds no CPU, so it is no reader.
+ */
+static inline void lab1_reclaim(struct list_head *head, struct item *const deleted[], int n)
+{
+	synchronize_rcu();
+	for (int i = 0; i < n; i++)
+		kfree(deleted[i]);
+	lab1_free_all(head);
+}
+
 /* A reader that enters, stops at a named point inside, and leaves. */
 struct held_reader {
 	const char *point;

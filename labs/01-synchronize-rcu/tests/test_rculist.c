@@ -126,21 +126,12 @@ static void add_and_walk(void *arg)
 	cr_assert_eq(head.prev, &it[3]->list,
 		     "after list_del_rcu() of the last item, head->prev must be the new last");
 
-	synchronize_rcu(); /* no reader left; and the controller may call it */
-	kfree(it[0]);
-	kfree(it[2]);
-	kfree(it[4]);
-	lab1_free_all(&head);
+	lab1_reclaim(&head, (struct item *[]){ it[0], it[2], it[4] }, 3);
 }
 
-SIM_TEST(rculist, add_and_walk,
-	 .description = "list_add_rcu()/list_add_tail_rcu() link in order, "
-			"list_for_each_entry_rcu() walks it, list_del_rcu() unlinks")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, add_and_walk, NULL);
-}
+SIM_TEST_SEEDS(rculist, add_and_walk, add_and_walk,
+	       .description = "list_add_rcu()/list_add_tail_rcu() link in order, "
+			      "list_for_each_entry_rcu() walks it, list_del_rcu() unlinks")
 
 /* ---- rculist/reader_on_deleted_item_walks_on ------------------------------- */
 
@@ -156,10 +147,8 @@ static void reader_on_deleted(void *arg)
 		it[k] = lab1_item(k);
 		list_add_tail_rcu(&it[k]->list, &head);
 	}
-	sim_hold_point("walker-on-item");
-	struct task_struct *k = kthread_run_on_cpu(walk, &w, cpu, "walker");
+	struct task_struct *k = sim_kthread_run_held("walker-on-item", walk, &w, cpu, "walker");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("walker-on-item"), 1,
 		     "seed %llu: the reader never stood on item 3 (it saw %d items): "
 		     "check list_add_tail_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)",
@@ -179,19 +168,12 @@ static void reader_on_deleted(void *arg)
 	assert_walk(&w, (const long[]){ 1, 2, 3, 4, 5 }, 5,
 		    "a reader standing on item 3 while 3 and 4 were deleted");
 
-	synchronize_rcu();
-	kfree(it[3]);
-	kfree(it[4]);
-	lab1_free_all(&head);
+	lab1_reclaim(&head, (struct item *[]){ it[3], it[4] }, 2);
 }
 
-SIM_TEST(rculist, reader_on_deleted_item_walks_on,
-	 .description = "a reader standing on an item while it is deleted walks on to the end")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, reader_on_deleted, NULL);
-}
+SIM_TEST_SEEDS(rculist, reader_on_deleted_item_walks_on, reader_on_deleted,
+	       .description = "a reader standing on an item while it is deleted walks on to the "
+			      "end")
 
 /* ---- rculist/publication_orders_init_before_link --------------------------- */
 
@@ -220,10 +202,9 @@ static void publication(void *arg)
 	int wcpu = (int)(sim_seed() % 4), rcpu = (wcpu + 1 + (int)(sim_seed() / 4) % 3) % 4;
 
 	(void)arg;
-	sim_hold_point("published");
-	struct task_struct *pub = kthread_run_on_cpu(publisher, &head, wcpu, "publisher");
+	struct task_struct *pub = sim_kthread_run_held("published", publisher, &head, wcpu,
+						       "publisher");
 
-	sim_run_until_idle();
 	cr_assert_eq(sim_tasks_at_point("published"), 1, "the publisher did not finish publishing");
 	kthread_stop(kthread_run_on_cpu(walk, &w, rcpu, "reader"));
 	cr_assert_eq(w.n, 2,
@@ -241,17 +222,11 @@ static void publication(void *arg)
 			  700 + 100 * i);
 	sim_release_point("published");
 	kthread_stop(pub);
-	synchronize_rcu();
-	lab1_free_all(&head);
+	lab1_reclaim(&head, NULL, 0);
 }
 
-SIM_TEST(rculist, publication_orders_init_before_link,
-	 .description = "a reader never sees an item before its fields are initialised")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, publication, NULL);
-}
+SIM_TEST_SEEDS(rculist, publication_orders_init_before_link, publication,
+	       .description = "a reader never sees an item before its fields are initialised")
 
 /* ---- rculist/whole_walks_during_add_and_del -------------------------------- */
 
@@ -335,10 +310,8 @@ static bool walk_during_update(enum lab1_update what, long k, int wcpu, int rcpu
 		  (unsigned long long)sim_seed(), rcpu, update_name[what], wcpu, k, got,
 		  w.hit_poison ? ", then a poisoned or NULL ->next" : "",
 		  w.overran ? ", then more than 16 items (a cycle?)" : "", update_todo[what]);
-	synchronize_rcu();
-	if (what == DEL_MIDDLE)
-		kfree(it[2]);
-	lab1_free_all(&head);
+	/* item 2 is off the list only when the update deleted it */
+	lab1_reclaim(&head, (struct item *[]){ it[2] }, what == DEL_MIDDLE ? 1 : 0);
 	return stopped;
 }
 

@@ -77,10 +77,9 @@ static void del_and_free(bool grace_period)
 		list_add_tail_rcu(&it[k]->list, &head);
 	}
 	r.victim = it[2];
-	sim_hold_point("reader-has-item");
-	struct task_struct *rk = kthread_run_on_cpu(hold_item, &h, rcpu, "reader");
+	struct task_struct *rk = sim_kthread_run_held("reader-has-item", hold_item, &h, rcpu,
+						      "reader");
 
-	sim_run_until_idle();
 	cr_assert(h.found && sim_tasks_at_point("reader-has-item") == 1,
 		  "seed %llu: the reader did not find item 2 on the list: check "
 		  "list_add_tail_rcu() (TODO 6) and list_for_each_entry_rcu() (TODO 8)", SEED);
@@ -125,22 +124,13 @@ static void without_grace_period(void *arg)
 	del_and_free(false);
 }
 
-SIM_TEST(reclaim, no_reader_sees_freed_item,
-	 .description = "list_del_rcu(); synchronize_rcu(); kfree(); never frees under a reader")
-{
-	struct sim_config cfg = sim_default_config();
+SIM_TEST_SEEDS(reclaim, no_reader_sees_freed_item, with_grace_period,
+	       .description = "list_del_rcu(); synchronize_rcu(); kfree(); never frees under a "
+			      "reader")
 
-	sim_run_seeds(&cfg, with_grace_period, NULL);
-}
-
-SIM_TEST(reclaim, kfree_without_grace_period_is_seen,
-	 .description = "the bug made visible: kfree() right after list_del_rcu() "
-			"frees an item a reader still holds")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, without_grace_period, NULL);
-}
+SIM_TEST_SEEDS(reclaim, kfree_without_grace_period_is_seen, without_grace_period,
+	       .description = "the bug made visible: kfree() right after list_del_rcu() "
+			      "frees an item a reader still holds")
 
 /* ---- reclaim/free_running_sweep: no holds, every interleaving the seeds give */
 
@@ -223,10 +213,6 @@ static void free_running(void *arg)
 	lab1_free_all(&s.head);
 }
 
-SIM_TEST(reclaim, free_running_sweep,
-	 .description = "readers walking while a writer deletes and frees: no poison, any seed")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, free_running, NULL);
-}
+SIM_TEST_SEEDS(reclaim, free_running_sweep, free_running,
+	       .description = "readers walking while a writer deletes and frees: no poison, any "
+			      "seed")

@@ -11,6 +11,22 @@
 
 #define SEED ((unsigned long long)sim_seed())
 
+/* A reader on @cpu that enters its critical section and stays there, held
+ * at @r->point, until the test releases that point. */
+static struct task_struct *start_held_reader(struct held_reader *r, int cpu, const char *name)
+{
+	return sim_kthread_run_held(r->point, lab1_held_reader, r, cpu, name);
+}
+
+/* synchronize_rcu() on @cpu, in a kthread that has gone as far as it can. */
+static struct task_struct *start_updater(struct updater *u, int cpu, const char *name)
+{
+	struct task_struct *k = kthread_run_on_cpu(lab1_updater, u, cpu, name);
+
+	sim_run_until_idle();
+	return k;
+}
+
 /* ---- sync/waits_for_preexisting_reader ----------------------------------- */
 
 static void waits_for_reader(void *arg)
@@ -21,14 +37,11 @@ static void waits_for_reader(void *arg)
 	int ucpu = (rcpu + 1 + (int)(sim_seed() / 4) % 3) % 4;
 
 	(void)arg;
-	sim_hold_point("old-reader");
-	struct task_struct *rk = kthread_run_on_cpu(lab1_held_reader, &r, rcpu, "reader");
+	struct task_struct *rk = start_held_reader(&r, rcpu, "reader");
 
-	sim_run_until_idle();
 	cr_assert(READ_ONCE(r.inside), "the reader did not get inside rcu_read_lock()");
-	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, ucpu, "updater");
+	struct task_struct *uk = start_updater(&u, ucpu, "updater");
 
-	sim_run_until_idle();
 	cr_assert(READ_ONCE(u.started), "the updater did not start");
 	cr_assert(!READ_ONCE(u.done),
 		  "seed %llu: synchronize_rcu() (called on CPU %d) returned while a reader that "
@@ -53,14 +66,9 @@ static void waits_for_reader(void *arg)
 	kthread_stop(rk);
 }
 
-SIM_TEST(sync, waits_for_preexisting_reader,
-	 .description = "synchronize_rcu() waits for a reader that began before it, "
-			"and returns once it leaves")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_reader, NULL);
-}
+SIM_TEST_SEEDS(sync, waits_for_preexisting_reader, waits_for_reader,
+	       .description = "synchronize_rcu() waits for a reader that began before it, "
+			      "and returns once it leaves")
 
 /* ---- sync/not_held_up_by_new_readers ------------------------------------- */
 
@@ -91,15 +99,10 @@ static void new_readers(void *arg)
 	struct stream s0 = { 0 };
 
 	(void)arg;
-	sim_hold_point("old-reader");
-	sim_hold_point("late-reader");
 	sim_hold_point("stream");
-	struct task_struct *ok = kthread_run_on_cpu(lab1_held_reader, &old, 1, "old-reader");
+	struct task_struct *ok = start_held_reader(&old, 1, "old-reader");
+	struct task_struct *uk = start_updater(&u, 2, "updater");
 
-	sim_run_until_idle();
-	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, 2, "updater");
-
-	sim_run_until_idle();
 	cr_assert(!READ_ONCE(u.done),
 		  "seed %llu: synchronize_rcu() returned while a reader that began before it "
 		  "was still inside (CPU 1)", SEED);
@@ -107,9 +110,8 @@ static void new_readers(void *arg)
 	/* Readers that begin after synchronize_rcu(): a stream on CPU 0, and
 	 * one on CPU 3 (idle when the grace period began) that never leaves. */
 	struct task_struct *sk = kthread_run_on_cpu(stream_reader, &s0, 0, "stream/0");
-	struct task_struct *lk = kthread_run_on_cpu(lab1_held_reader, &late, 3, "late-reader");
+	struct task_struct *lk = start_held_reader(&late, 3, "late-reader");
 
-	sim_run_until_idle();
 	for (int i = 0; i < 3; i++) {
 		sim_step_point("stream", 1);
 		sim_run_until_idle();
@@ -137,13 +139,8 @@ static void new_readers(void *arg)
 	kthread_stop(ok);
 }
 
-SIM_TEST(sync, not_held_up_by_new_readers,
-	 .description = "readers that start after synchronize_rcu() began do not hold it up")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, new_readers, NULL);
-}
+SIM_TEST_SEEDS(sync, not_held_up_by_new_readers, new_readers,
+	       .description = "readers that start after synchronize_rcu() began do not hold it up")
 
 /* ---- sync/idle_cpus_do_not_hold_it_up ------------------------------------ */
 
@@ -161,13 +158,9 @@ static void idle_cpus(void *arg)
 	/* All CPUs idle: the controller's own call returns at once. */
 	synchronize_rcu();
 
-	sim_hold_point("old-reader");
-	struct task_struct *rk = kthread_run_on_cpu(lab1_held_reader, &r, rcpu, "reader");
+	struct task_struct *rk = start_held_reader(&r, rcpu, "reader");
+	struct task_struct *uk = start_updater(&u, ucpu, "updater");
 
-	sim_run_until_idle();
-	struct task_struct *uk = kthread_run_on_cpu(lab1_updater, &u, ucpu, "updater");
-
-	sim_run_until_idle();
 	cr_assert(!READ_ONCE(u.done),
 		  "seed %llu: synchronize_rcu() on CPU %d returned while a reader that began "
 		  "before it was inside on CPU %d", SEED, ucpu, rcpu);
@@ -214,22 +207,14 @@ static void two_callers(void *arg)
 	struct updater a = { 0 }, b = { 0 };
 
 	(void)arg;
-	sim_hold_point("old-reader");
-	sim_hold_point("late-reader");
-	struct task_struct *ok = kthread_run_on_cpu(lab1_held_reader, &old, 1, "old-reader");
+	struct task_struct *ok = start_held_reader(&old, 1, "old-reader");
+	struct task_struct *ak = start_updater(&a, 2, "caller-A");
 
-	sim_run_until_idle();
-	struct task_struct *ak = kthread_run_on_cpu(lab1_updater, &a, 2, "caller-A");
-
-	sim_run_until_idle();
 	cr_assert(!READ_ONCE(a.done), "seed %llu: synchronize_rcu() returned while a reader "
 		  "that began before it was still inside (CPU 1, TODO 3)", SEED);
-	struct task_struct *lk = kthread_run_on_cpu(lab1_held_reader, &late, 3, "late-reader");
+	struct task_struct *lk = start_held_reader(&late, 3, "late-reader");
+	struct task_struct *bk = start_updater(&b, 0, "caller-B");
 
-	sim_run_until_idle();
-	struct task_struct *bk = kthread_run_on_cpu(lab1_updater, &b, 0, "caller-B");
-
-	sim_run_until_idle();
 	sim_release_point("old-reader");
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(a.done), "seed %llu: the first synchronize_rcu() caller (CPU 2) "
@@ -250,22 +235,15 @@ static void two_callers(void *arg)
 	kthread_stop(ok);
 }
 
-SIM_TEST(sync, two_callers_each_wait_for_their_readers,
-	 .description = "two synchronize_rcu() callers at once: each waits for the readers "
-			"that began before its own call")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, two_callers, NULL);
-}
+SIM_TEST_SEEDS(sync, two_callers_each_wait_for_their_readers, two_callers,
+	       .description = "two synchronize_rcu() callers at once: each waits for the readers "
+			      "that began before its own call")
 
 /* ---- sync/synchronize_in_reader_is_reported ------------------------------ */
 
 SIM_TEST(sync, synchronize_in_reader_is_reported, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	migrate_to_cpu(1);
 	rcu_read_lock();
 	cr_assert_eq(rcu_read_lock_depth(), 1,

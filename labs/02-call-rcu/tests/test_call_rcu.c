@@ -37,13 +37,16 @@ static unsigned long long seed(void)
 	return (unsigned long long)sim_seed();
 }
 
-static void reset_globals(void)
+/* Every scenario begins so: nothing published or counted yet, and the
+ * lab's callback machinery started (rcu_callbacks_init()). */
+static void scenario_start(void)
 {
 	gp = NULL;
 	nr_reclaimed = 0;
 	bad_container = 0;
 	reader_saw_poison = 0;
 	reader_value = 0;
+	rcu_callbacks_init();
 }
 
 static struct foo *foo_new(int value)
@@ -86,6 +89,53 @@ static int reader_fn(void *arg)
 	return 0;
 }
 
+/* Publish @p and start a reader on @cpu that picks it up and stays inside
+ * its read-side critical section (held at "reader_inside") until let go. */
+static struct task_struct *reader_inside_on(int cpu, struct foo *p)
+{
+	struct task_struct *r;
+
+	rcu_assign_pointer(gp, p);
+	r = sim_kthread_run_held("reader_inside", reader_fn, "reader_inside", cpu, "reader");
+	cr_assert_eq(sim_tasks_at_point("reader_inside"), 1,
+		     "seed %llu: test setup: the reader on CPU %d should be inside its "
+		     "read-side critical section", seed(), cpu);
+	return r;
+}
+
+/*
+ * Let the reader of reader_inside_on() go. It must not have found its
+ * object freed; once it has left a grace period can end, and @what (the
+ * callback queued for that object) must then have run exactly once, on the
+ * object whose rcu_head call_rcu() was given.
+ */
+static void reader_leaves(struct task_struct *r, const char *what)
+{
+	sim_release_point("reader_inside");
+	sim_run_until_idle();
+	cr_assert(!reader_saw_poison,
+		  "seed %llu: the reader found its object freed under it", seed());
+	kthread_stop(r);
+	cr_assert_eq(nr_reclaimed, 1,
+		     "seed %llu: the reader left and a grace period could end, but %s was "
+		     "invoked %d times instead of once (is rcuo/0 started in "
+		     "rcu_callbacks_init()? does call_rcu() wake it? does it invoke "
+		     "rcu_done?)", seed(), what, nr_reclaimed);
+	cr_assert_eq(bad_container, 0,
+		     "seed %llu: %s was given a pointer that is not the rcu_head passed to "
+		     "call_rcu(): container_of() found no object", seed(), what);
+}
+
+/* The updater, on CPU 1: unpublish @p, then hand it to RCU. */
+static void unpublish_and_call_rcu(struct foo *p)
+{
+	migrate_to_cpu(1);
+	WRITE_ONCE(gp, NULL);
+	call_rcu(&p->rcu, foo_reclaim);
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+}
+
 /* ---- grace periods ------------------------------------------------------ */
 
 static void scenario_waits_for_reader(void *arg)
@@ -94,65 +144,33 @@ static void scenario_waits_for_reader(void *arg)
 	struct foo *p;
 
 	(void)arg;
-	reset_globals();
-	rcu_callbacks_init();
+	scenario_start();
 	p = foo_new(42);
-	rcu_assign_pointer(gp, p);
-	sim_hold_point("reader_inside");
-	r = kthread_run_on_cpu(reader_fn, "reader_inside", 2, "reader");
-	sim_run_until_idle();
-	cr_assert_eq(sim_tasks_at_point("reader_inside"), 1,
-		     "seed %llu: test setup: the reader on CPU 2 should be inside its "
-		     "read-side critical section", seed());
-
-	/* The updater, on CPU 1: unpublish, then hand the object to RCU. */
-	migrate_to_cpu(1);
-	WRITE_ONCE(gp, NULL);
-	call_rcu(&p->rcu, foo_reclaim);
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	r = reader_inside_on(2, p);
+	unpublish_and_call_rcu(p);
 	cr_assert_eq(nr_reclaimed, 0,
 		     "seed %llu: the callback ran while a reader that began before "
 		     "call_rcu() was still inside rcu_read_lock(): a callback may run "
 		     "only after a full grace period (look at where call_rcu() puts it "
 		     "and what the kthread waits for before invoking it)", seed());
 
-	sim_release_point("reader_inside");
-	sim_run_until_idle();
-	cr_assert(!reader_saw_poison,
-		  "seed %llu: the reader found its object freed under it", seed());
+	reader_leaves(r, "the callback");
 	cr_assert_eq(reader_value, 42, "seed %llu: the reader read %d, not 42", seed(),
 		     reader_value);
-	cr_assert_eq(nr_reclaimed, 1,
-		     "seed %llu: the reader left and a grace period could end, but the "
-		     "callback was invoked %d times instead of once (is rcuo/0 started "
-		     "in rcu_callbacks_init()? does call_rcu() wake it? does it invoke "
-		     "rcu_done?)", seed(), nr_reclaimed);
-	cr_assert_eq(bad_container, 0,
-		     "seed %llu: the callback was given a pointer that is not the "
-		     "rcu_head passed to call_rcu(): container_of() found no object",
-		     seed());
-	kthread_stop(r);
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(grace, callback_waits_for_older_reader,
-	 .description = "call_rcu(): not invoked while an older reader is inside; "
-			"invoked once after it leaves; container_of() finds the object")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_waits_for_reader, NULL);
-}
+SIM_TEST_SEEDS(grace, callback_waits_for_older_reader, scenario_waits_for_reader,
+	       .description = "call_rcu(): not invoked while an older reader is inside; "
+			      "invoked once after it leaves; container_of() finds the object")
 
 /* Reader B: passes a quiescent state (cond_resched()) only once released
- * from "b_start", then enters and stays at "b_inside". */
+ * from "b_start", then reads as reader_fn(@arg) does: it stays at @arg. */
 static int reader_b_fn(void *arg)
 {
-	(void)arg;
 	sim_point("b_start");
 	cond_resched();
-	return reader_fn("b_inside");
+	return reader_fn(arg);
 }
 
 static void scenario_gp_after_queueing(void *arg)
@@ -161,21 +179,18 @@ static void scenario_gp_after_queueing(void *arg)
 	struct foo *a, *b;
 
 	(void)arg;
-	reset_globals();
-	rcu_callbacks_init();
+	scenario_start();
 	sim_hold_point("a_inside");
 	sim_hold_point("b_start");
 	sim_hold_point("b_inside");
 	/* Reader A on CPU 2 is inside; B holds CPU 3, not yet inside. */
 	ra = kthread_run_on_cpu(reader_fn, "a_inside", 2, "reader_a");
-	rb = kthread_run_on_cpu(reader_b_fn, NULL, 3, "reader_b");
+	rb = kthread_run_on_cpu(reader_b_fn, "b_inside", 3, "reader_b");
 	sim_run_until_idle();
 
 	/* Callback A: its grace period (GP 1) starts and waits for reader A. */
 	a = foo_new(1);
-	migrate_to_cpu(1);
-	call_rcu(&a->rcu, foo_reclaim);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(1, &a->rcu, foo_reclaim);
 	sim_run_until_idle();
 
 	/* CPU 3 passes a quiescent state, so GP 1 no longer waits for it; then
@@ -188,11 +203,7 @@ static void scenario_gp_after_queueing(void *arg)
 		     "seed %llu: test setup: reader B should be inside", seed());
 
 	/* Callback B is queued while GP 1 is in progress. */
-	migrate_to_cpu(1);
-	WRITE_ONCE(gp, NULL);
-	call_rcu(&b->rcu, foo_reclaim);
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	unpublish_and_call_rcu(b);
 
 	/* Reader A leaves: GP 1 ends. Only A's callback may run. */
 	sim_release_point("a_inside");
@@ -222,14 +233,10 @@ static void scenario_gp_after_queueing(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(grace, waits_for_a_grace_period_that_starts_after_queueing,
-	 .description = "a callback queued while a grace period is in progress "
-			"waits for the next grace period")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_gp_after_queueing, NULL);
-}
+SIM_TEST_SEEDS(grace, waits_for_a_grace_period_that_starts_after_queueing,
+	       scenario_gp_after_queueing,
+	       .description = "a callback queued while a grace period is in progress "
+			      "waits for the next grace period")
 
 /* ---- interrupts ---------------------------------------------------------- */
 
@@ -253,16 +260,11 @@ static void scenario_call_rcu_in_irq(void *arg)
 	struct foo *p;
 
 	(void)arg;
-	reset_globals();
+	scenario_start();
 	irq_ran = irq_was_in_interrupt = 0;
 	irq_cpu = -1;
-	rcu_callbacks_init();
 	p = foo_new(7);
-	rcu_assign_pointer(gp, p);
-	sim_hold_point("reader_inside");
-	r = kthread_run_on_cpu(reader_fn, "reader_inside", 3, "reader");
-	sim_run_until_idle();
-
+	r = reader_inside_on(3, p);
 	raise_irq(2, delete_in_irq, p, "delete_irq");
 	sim_run_until_idle();
 	cr_assert_eq(irq_ran, 1, "seed %llu: the IRQ handler on CPU 2 did not return "
@@ -274,43 +276,20 @@ static void scenario_call_rcu_in_irq(void *arg)
 		     "seed %llu: the callback queued from IRQ context ran while an "
 		     "older reader (CPU 3) was still inside", seed());
 
-	sim_release_point("reader_inside");
-	sim_run_until_idle();
-	cr_assert(!reader_saw_poison, "seed %llu: the reader saw freed memory", seed());
-	cr_assert_eq(nr_reclaimed, 1,
-		     "seed %llu: a callback queued by call_rcu() in an IRQ handler was "
-		     "invoked %d times instead of once after the reader left", seed(),
-		     nr_reclaimed);
-	cr_assert_eq(bad_container, 0, "seed %llu: container_of() found no object",
-		     seed());
-	kthread_stop(r);
+	reader_leaves(r, "the callback queued by call_rcu() in an IRQ handler");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(irq, call_rcu_from_irq_on_another_cpu,
-	 .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
-			"for a reader on CPU 3")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_call_rcu_in_irq, NULL);
-}
-
-static void synchronize_in_irq(void *data)
-{
-	(void)data;
-	synchronize_rcu();      /* sleeps: a BUG in IRQ context */
-}
+SIM_TEST_SEEDS(irq, call_rcu_from_irq_on_another_cpu, scenario_call_rcu_in_irq,
+	       .description = "call_rcu() from an IRQ handler on CPU 2 works and waits "
+			      "for a reader on CPU 3")
 
 SIM_TEST(irq, synchronize_rcu_in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	 .description = "call_rcu() works in an IRQ handler; synchronize_rcu() there "
 			"is reported as sleeping in invalid context")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
-	reset_globals();
-	rcu_callbacks_init();
+	sim_boot(NULL);
+	scenario_start();
 	raise_irq(2, delete_in_irq, foo_new(3), "delete_irq");
 	sim_run_until_idle();
 	cr_assert(irq_ran == 1 && nr_reclaimed == 1,
@@ -319,8 +298,7 @@ SIM_TEST(irq, synchronize_rcu_in_irq_is_a_bug, .signal = BUG_SIGNAL,
 		  "to free from IRQ context, since synchronize_rcu() sleeps",
 		  irq_ran, nr_reclaimed);
 	sim_expect_bug("sleeping function called from invalid context");
-	raise_irq(2, synchronize_in_irq, NULL, "sync_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(2, synchronize_rcu, "sync_irq");   /* it sleeps: a BUG there */
 	cr_assert_fail("synchronize_rcu() in an IRQ handler was not reported as a bug");
 }
 
@@ -350,9 +328,8 @@ static void storm_irq(void *data)
 static void scenario_storm(void *arg)
 {
 	(void)arg;
-	reset_globals();
+	scenario_start();
 	storm_on = storm_calls = storm_not_in_irq = 0;
-	rcu_callbacks_init();
 	migrate_to_cpu(1);
 	WRITE_ONCE(storm_on, 1);
 	raise_irq(1, storm_irq, NULL, "storm");
@@ -379,15 +356,10 @@ static void scenario_storm(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(irq, irq_inside_call_rcu_critical_section,
-	 .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
-			"call_rcu()'s critical section neither deadlocks nor loses a "
-			"callback")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_storm, NULL);
-}
+SIM_TEST_SEEDS(irq, irq_inside_call_rcu_critical_section, scenario_storm,
+	       .description = "an IRQ that calls call_rcu() on the CPU whose task is inside "
+			      "call_rcu()'s critical section neither deadlocks nor loses a "
+			      "callback")
 
 /* ---- order, exactly once, blimit ------------------------------------------ */
 
@@ -412,6 +384,23 @@ static void item_cb(struct rcu_head *rp)
 	nr_invoked++;
 }
 
+/*
+ * Queue the callbacks of @items[0..@n) (item_cb), numbered in order, in
+ * bursts of @burst from CPUs 1, 2, 3 in turn (moving between bursts lets
+ * grace periods and passes happen); then let everything run.
+ */
+static void queue_items_in_bursts(struct item *items, int n, int burst)
+{
+	for (int i = 0; i < n; i++) {
+		if (i % burst == 0)
+			migrate_to_cpu(1 + (i / burst) % 3);
+		items[i].idx = i;
+		call_rcu(&items[i].rcu, item_cb);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+}
+
 #define FIFO_N 200
 
 static void scenario_fifo(void *arg)
@@ -423,15 +412,7 @@ static void scenario_fifo(void *arg)
 	times_invoked = NULL;
 	nr_invoked = 0;
 	rcu_callbacks_init();
-	/* Ten bursts; between bursts grace periods and passes may happen. */
-	for (int i = 0; i < FIFO_N; i++) {
-		if (i % 20 == 0)
-			migrate_to_cpu(1 + (i / 20) % 3);
-		items[i].idx = i;
-		call_rcu(&items[i].rcu, item_cb);
-	}
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	queue_items_in_bursts(items, FIFO_N, 20);
 	cr_assert_eq(nr_invoked, FIFO_N, "seed %llu: %d of %d callbacks invoked",
 		     seed(), nr_invoked, FIFO_N);
 	for (int i = 0; i < FIFO_N; i++)
@@ -445,13 +426,8 @@ static void scenario_fifo(void *arg)
 	kfree(items);
 }
 
-SIM_TEST(order, fifo,
-	 .description = "callbacks are invoked in the order call_rcu() queued them")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_fifo, NULL);
-}
+SIM_TEST_SEEDS(order, fifo, scenario_fifo,
+	       .description = "callbacks are invoked in the order call_rcu() queued them")
 
 #define MANY 100000
 
@@ -472,14 +448,7 @@ SIM_TEST(order, exactly_once_100000, .timeout = 240,
 	invoked_order = NULL;
 	nr_invoked = nr_duplicates = 0;
 	rcu_callbacks_init();
-	for (int i = 0; i < MANY; i++) {
-		if (i % 5000 == 0)
-			migrate_to_cpu(1 + (i / 5000) % 3);
-		items[i].idx = i;
-		call_rcu(&items[i].rcu, item_cb);
-	}
-	migrate_to_cpu(-1);
-	sim_run_until_idle();
+	queue_items_in_bursts(items, MANY, 5000);
 	cr_assert_eq(nr_duplicates, 0, "%d callbacks were invoked more than once",
 		     nr_duplicates);
 	for (int i = 0; i < MANY; i++)
@@ -620,9 +589,7 @@ static void scenario_repost(void *arg)
 	repost_stop = 0;
 	rcu_callbacks_init();
 	sim_hold_point("rcu_cb_pass");
-	migrate_to_cpu(1);
-	call_rcu(&r->rcu, repost_cb);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(1, &r->rcu, repost_cb);
 	for (int i = 1; i <= 5; i++) {
 		sim_run_until_idle();
 		cr_assert_eq(sim_tasks_at_point("rcu_cb_pass"), 1,
@@ -654,14 +621,9 @@ static void scenario_repost(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(repost, self_reposting_stops_when_told,
-	 .description = "a callback that calls call_rcu() on itself runs once per "
-			"grace period and, told to stop, frees itself and leaves nothing")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, scenario_repost, NULL);
-}
+SIM_TEST_SEEDS(repost, self_reposting_stops_when_told, scenario_repost,
+	       .description = "a callback that calls call_rcu() on itself runs once per "
+			      "grace period and, told to stop, frees itself and leaves nothing")
 
 /* ---- leaks --------------------------------------------------------------- */
 
@@ -695,10 +657,9 @@ SIM_TEST(leak, nothing_left_when_callbacks_ran,
 	 .description = "callbacks queued from tasks and IRQs free "
 			"everything (under Valgrind: no leak, no memory error)")
 {
-	struct sim_config cfg = sim_default_config();
 	struct task_struct *k[2];
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	rcu_callbacks_init();
 	k[0] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 2, "poster/2");
 	k[1] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 3, "poster/3");
@@ -738,12 +699,10 @@ static int call_rcu_irqs_off(void *arg)
 SIM_TEST(irq, call_rcu_keeps_interrupts_off,
 	 .description = "call_rcu() called with interrupts off returns with them still off")
 {
-	struct sim_config cfg = sim_default_config();
 	struct irqs_off_caller c = { 0 };
 
-	sim_boot(&cfg);
-	reset_globals();
-	rcu_callbacks_init();
+	sim_boot(NULL);
+	scenario_start();
 	c.p = foo_new(1);
 	kthread_stop(kthread_run_on_cpu(call_rcu_irqs_off, &c, 2, "irqs-off"));
 	sim_run_until_idle();
@@ -763,12 +722,10 @@ SIM_TEST(order, fresh_rcu_heads_hold_garbage,
 	 .description = "call_rcu() on an rcu_head whose ->next holds garbage (fresh from "
 			"kmalloc(), or left from an earlier use) queues it correctly")
 {
-	struct sim_config cfg = sim_default_config();
 	struct foo *p[3];
 
-	sim_boot(&cfg);
-	reset_globals();
-	rcu_callbacks_init();
+	sim_boot(NULL);
+	scenario_start();
 	migrate_to_cpu(2);
 	for (int i = 0; i < 3; i++) {
 		p[i] = foo_new(i);
@@ -799,25 +756,19 @@ SIM_TEST(leak, nothing_runs_after_exit,
 	 .description = "after rcu_callbacks_exit() no kthread of the lab is left: a "
 			"callback queued afterwards is never invoked")
 {
-	struct sim_config cfg = sim_default_config();
 	static struct rcu_head late;
 	struct foo *p;
 
-	sim_boot(&cfg);
-	reset_globals();
+	sim_boot(NULL);
+	scenario_start();
 	ran_after_exit = 0;
-	rcu_callbacks_init();
 	p = foo_new(1);
-	migrate_to_cpu(2);
-	call_rcu(&p->rcu, foo_reclaim);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(2, &p->rcu, foo_reclaim);
 	sim_run_until_idle();
 	cr_assert_eq(nr_reclaimed, 1, "the callback was invoked %d times, not once",
 		     nr_reclaimed);
 	rcu_callbacks_exit();
-	migrate_to_cpu(2);
-	call_rcu(&late, after_exit_cb);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(2, &late, after_exit_cb);
 	sim_advance_jiffies(2);
 	sim_run_until_idle();
 	cr_assert_eq(ran_after_exit, 0,
@@ -859,12 +810,10 @@ static int sweep_task(void *arg)
 /* False once the interrupt no longer comes. */
 static bool irq_at_access_on(int cpu, long k)
 {
-	struct sim_config cfg = sim_default_config();
 	struct sweep_run s = { 0 };
 
-	sim_boot(&cfg);
-	reset_globals();
-	rcu_callbacks_init();
+	sim_boot(NULL);
+	scenario_start();
 	s.task_p = foo_new(1);
 	s.irq_p = foo_new(2);
 	sim_irq_at_access(cpu, k, sweep_irq, &s, "call_rcu_irq");

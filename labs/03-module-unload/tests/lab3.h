@@ -18,7 +18,8 @@
 #include <sim/test.h>
 #include "mymod_ctl.h"
 
-/* CPUs the scenario's tasks run on (lab 2's callback kthread has its own). */
+/* CPUs the scenario's tasks run on. */
+#define LAB3_CB_CPU 0     /* lab 2's callback kthread, rcuo/0 */
 #define LAB3_WRITER_CPU 1
 #define LAB3_TIMER_CPU 2
 #define LAB3_HELPER_CPU 3
@@ -34,7 +35,10 @@ struct unload_run {
 	int backlog;        /* jiffies the module runs before rmmod() */
 	int loads;          /* load-unload cycles (reload test: 2) */
 	bool timer_running; /* rmmod() comes while the timer's handler runs on its CPU */
+	long hold_cb_at;    /* k > 0: rmmod() comes while a callback pass is stopped
+			     * before its k-th student access on LAB3_CB_CPU */
 	/* results */
+	bool cb_held;       /* that pass did reach its k-th access */
 	int queued_at_unload, invoked_at_unload; /* right after rmmod() returned */
 	int steps;          /* callback passes it took to unload and drain */
 	bool done;

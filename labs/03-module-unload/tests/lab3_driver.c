@@ -3,6 +3,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <sim/sim.h>
+#include <sim/trace.h>
 #include "lab3.h"
 
 /* The module's parameters: in the test binary, so they outlive it. */
@@ -70,10 +71,21 @@ static void unload(struct unload_run *r)
 		sim_advance_jiffies(1);
 		sim_run_until_idle();
 	}
+	if (r->hold_cb_at) {
+		/* One more callback pass, stopped before its k-th access:
+		 * inside a callback of the module, or in the call_rcu() it
+		 * makes, for some k. */
+		sim_hold_access(LAB3_CB_CPU, r->hold_cb_at);
+		sim_step_point("rcu_cb_pass", 1);
+		sim_run_until_idle();
+		r->cb_held = sim_tasks_at_point(SIM_ACCESS_POINT) > 0;
+		if (r->cb_held)
+			trace_mark("rmmod() while rcuo/0 is held");
+	}
 	struct task_struct *k = kthread_run_on_cpu(rmmod_thread, r, LAB3_HELPER_CPU, "rmmod");
 
 	sim_run_until_idle();
-	if (r->timer_running)
+	if (r->timer_running || r->hold_cb_at)
 		sim_release_point(SIM_ACCESS_POINT);
 	while (!READ_ONCE(r->done) && r->steps < LAB3_MAX_STEPS) {
 		sim_advance_jiffies(1);

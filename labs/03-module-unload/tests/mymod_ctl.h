@@ -7,13 +7,16 @@
  * exported symbols (test binaries are linked with -rdynamic); what it did, in
  * the kernel's module_counts(). The module keeps no test counters, and its
  * own data is unmapped by rmmod() like its code. Lab 4 includes this header
- * too: keep the layout.
+ * too: keep the layout. The two helpers at the end start what the test
+ * asked for; they are inline, so their code is the module's own.
  */
 #ifndef MYMOD_CTL_H
 #define MYMOD_CTL_H
 
 #include <stdbool.h>
 #include <linux/atomic.h>
+#include <linux/kthread.h>
+#include <linux/timer.h>
 
 /** How naivemod's exit function ends (the wrong exits the article warns about). */
 enum naive_exit {
@@ -38,5 +41,23 @@ struct mymod_ctl {
 
 /** Defined by the tests; the modules use it through the executable. */
 extern struct mymod_ctl mymod_ctl;
+
+/** Arm the module's @timer to fire in one jiffy, if the test asked for the timer. */
+static inline void mymod_ctl_arm_timer(struct timer_list *timer)
+{
+	if (mymod_ctl.timer)
+		mod_timer(timer, jiffies + 1);
+}
+
+/**
+ * Start the module's writer kthread @fn, named @name, on the CPU the test
+ * chose, if it asked for a writer. @return the task, or NULL if none.
+ */
+static inline struct task_struct *mymod_ctl_start_writer(int (*fn)(void *), const char *name)
+{
+	if (!mymod_ctl.writer)
+		return NULL;
+	return kthread_run_on_cpu(fn, NULL, mymod_ctl.writer_cpu, name);
+}
 
 #endif

@@ -33,18 +33,19 @@ static void naive_free(struct rcu_head *head)
 	kfree(container_of(head, struct naive_obj, rcu));
 }
 
-static void naive_queue(void)
+/* One object handed to call_rcu() with @func, from any context. */
+static void naive_queue(rcu_callback_t func)
 {
 	struct naive_obj *o = kmalloc(sizeof(*o), GFP_ATOMIC);
 
-	call_rcu(&o->rcu, naive_free);
+	call_rcu(&o->rcu, func);
 }
 
 static int naive_writer(void *unused)
 {
 	(void)unused;
 	while (!kthread_should_stop()) {
-		naive_queue();
+		naive_queue(naive_free);
 		schedule_timeout(1);
 	}
 	return 0;
@@ -52,14 +53,14 @@ static int naive_writer(void *unused)
 
 static void naive_timer_fn(struct timer_list *t)
 {
-	naive_queue();
+	naive_queue(naive_free);
 	mod_timer(t, jiffies + 1);
 }
 
 static void naive_repost(struct rcu_head *head)
 {
 	if (READ_ONCE(fullstop)) {
-		kfree(container_of(head, struct naive_obj, rcu));
+		naive_free(head);
 		return;
 	}
 	call_rcu(head, naive_repost);
@@ -68,18 +69,11 @@ static void naive_repost(struct rcu_head *head)
 static int naive_init(void)
 {
 	fullstop = 0;
-	for (int i = 0; i < mymod_ctl.reposters; i++) {
-		struct naive_obj *o = kmalloc(sizeof(*o), GFP_KERNEL);
-
-		call_rcu(&o->rcu, naive_repost);
-	}
+	for (int i = 0; i < mymod_ctl.reposters; i++)
+		naive_queue(naive_repost);
 	timer_setup(&naive_timer, naive_timer_fn, 0);
-	if (mymod_ctl.timer)
-		mod_timer(&naive_timer, jiffies + 1);
-	writer_task = NULL;
-	if (mymod_ctl.writer)
-		writer_task = kthread_run_on_cpu(naive_writer, NULL, mymod_ctl.writer_cpu,
-						 "naive_writer");
+	mymod_ctl_arm_timer(&naive_timer);
+	writer_task = mymod_ctl_start_writer(naive_writer, "naive_writer");
 	return 0;
 }
 

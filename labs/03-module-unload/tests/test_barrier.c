@@ -1,6 +1,5 @@
 /* barrier/: your rcu_barrier() on lab 2's single global callback queue. */
 #include <linux/completion.h>
-#include <linux/interrupt.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include "lab3.h"
@@ -47,9 +46,7 @@ static void empty_scenario(void *arg)
 SIM_TEST(barrier, empty_queue_returns,
 	 .description = "rcu_barrier() with nothing queued returns, twice in a row")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, empty_scenario, NULL);
+	sim_run_seeds(NULL, empty_scenario, NULL);
 	cr_assert(1, "rcu_barrier() returned on an empty queue");
 }
 
@@ -112,13 +109,9 @@ static void earlier_scenario(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, waits_for_earlier_callbacks,
-	 .description = "when rcu_barrier() returns, every callback queued before it has run (blimit 1)")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, earlier_scenario, NULL);
-}
+SIM_TEST_SEEDS(barrier, waits_for_earlier_callbacks, earlier_scenario,
+	       .description = "when rcu_barrier() returns, every callback queued before it has "
+			      "run (blimit 1)")
 
 /* ---- callbacks queued by callbacks after it do not hold it up ---------- */
 
@@ -152,9 +145,7 @@ static void reposting_scenario(void *arg)
 	atomic_store(&plain_invoked.counter, 0);
 	rcu_callbacks_init();
 	rcu_set_blimit(2);
-	migrate_to_cpu(LAB3_WRITER_CPU);
-	call_rcu(&c.rcu, chain_cb);
-	migrate_to_cpu(-1);
+	sim_call_rcu_on(LAB3_WRITER_CPU, &c.rcu, chain_cb);
 	queue_plain(EARLIER, &plain_invoked, LAB3_WRITER_CPU);
 	/* The chain re-posts itself forever: the queue is never empty. */
 	test_rcu_barrier();
@@ -225,33 +216,20 @@ static void concurrent_scenario(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, concurrent_callers_both_return,
-	 .description = "two tasks in rcu_barrier() at once: both return, each after its own earlier callbacks")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, concurrent_scenario, NULL);
-}
+SIM_TEST_SEEDS(barrier, concurrent_callers_both_return, concurrent_scenario,
+	       .description = "two tasks in rcu_barrier() at once: both return, each after its "
+			      "own earlier callbacks")
 
 /* ---- IRQ context ---------------------------------------------------------- */
-
-static void barrier_irq(void *arg)
-{
-	(void)arg;
-	rcu_barrier();
-}
 
 SIM_TEST(barrier, in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	 .description = "rcu_barrier() sleeps: calling it from an interrupt is a BUG it reports first")
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	rcu_callbacks_init();
 	/* BUG_ON(in_interrupt()) says "kernel BUG"; sleeping in the IRQ would be
 	 * caught later, by might_sleep(), as another BUG: not this one. */
 	sim_expect_bug("kernel BUG");
-	raise_irq(LAB3_TIMER_CPU, barrier_irq, NULL, "barrier_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(LAB3_TIMER_CPU, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a BUG");
 }

@@ -16,13 +16,19 @@
  * only the source its mistake lets through (or all of them). */
 enum { WRITER = 1, TIMER = 2, REPOSTERS = 4, ALL = 7 };
 
+/* naivemod, loaded with @sources running, unloaded by the exit @how. */
+static struct unload_run naive_run(enum naive_exit how, int sources)
+{
+	return (struct unload_run){ .path = MODULE_PATH_naivemod, .name = "naivemod",
+				    .writer = sources & WRITER, .timer = sources & TIMER,
+				    .reposters = sources & REPOSTERS ? 2 : 0,
+				    .naive_exit = how, .blimit = 1, .backlog = 8 };
+}
+
 static void naive_unload(enum naive_exit how, bool check, int sources)
 {
 	struct sim_config cfg = sim_default_config();
-	struct unload_run r = { .path = MODULE_PATH_naivemod, .name = "naivemod",
-				.writer = sources & WRITER, .timer = sources & TIMER,
-				.reposters = sources & REPOSTERS ? 2 : 0,
-				.naive_exit = how, .blimit = 1, .backlog = 8 };
+	struct unload_run r = naive_run(how, sources);
 
 	cfg.check_module_callbacks = check;
 	sim_boot(&cfg);
@@ -82,12 +88,9 @@ SIM_TEST(wrong_exit, no_fullstop, .signal = BUG_SIGNAL,
 SIM_TEST(wrong_exit, control_correct_exit_is_clean,
 	 .description = "naivemod with the article's exit order: no crash, every callback ran first")
 {
-	struct sim_config cfg = sim_default_config();
-	struct unload_run r = { .path = MODULE_PATH_naivemod, .name = "naivemod",
-				.writer = true, .timer = true, .reposters = 2,
-				.naive_exit = NAIVE_EXIT_CORRECT, .blimit = 1, .backlog = 8 };
+	struct unload_run r = naive_run(NAIVE_EXIT_CORRECT, ALL);
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	lab3_unload_scenario(&r);
 	lab3_assert_clean(&r);
 }

@@ -12,7 +12,7 @@ static void unload_mymod(void *arg)
 
 static void run_mymod(struct unload_run *r)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
 	r->path = MODULE_PATH_mymod;
 	r->name = "mymod";
@@ -43,6 +43,36 @@ SIM_TEST(unload, timer_handler_running_at_exit,
 				.timer_running = true };
 
 	run_mymod(&r);
+}
+
+/*
+ * A re-posting callback of mymod is running when rmmod() comes: the pass
+ * that runs it is stopped before its k-th access, for k = 1, 2, ... until
+ * the pass ends, while the exit function runs. Wherever it stopped (before
+ * it read fullstop, after, inside its call_rcu()), nothing may run after
+ * the unmap. A boot per k, so that a failure's report and timeline show
+ * that run alone.
+ */
+SIM_TEST(unload, reposting_callback_running_at_exit,
+	 .description = "rmmod() comes while a re-posting callback of mymod is running, stopped "
+			"at each of its accesses in turn: nothing it posts outlives the module")
+{
+	struct sim_config cfg = sim_forced_config();
+	struct unload_run r;
+	long k;
+
+	for (k = 1; k < 200; k++) {
+		r = (struct unload_run){ .path = MODULE_PATH_mymod, .name = "mymod", .reposters = 1,
+					 .blimit = 1, .backlog = 4, .hold_cb_at = k };
+		sim_boot(&cfg);
+		lab3_unload_scenario(&r);
+		lab3_assert_clean(&r);
+		cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
+		if (!r.cb_held)
+			break;
+	}
+	cr_assert_gt(k, 2, "the callback pass before rmmod() made %ld student access(es): "
+		     "nothing was tested", k - 1);
 }
 
 SIM_TEST(unload, reposting_callbacks,

@@ -8,6 +8,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <sim/sim.h>
+#include <sim/test.h>
 #include <sim/trace.h>
 #include "lab4_util.h"
 #include "qq4_scenario.h"
@@ -75,7 +76,7 @@ void qq4_scenario(struct qq4_run *r)
 	/* 1. A callback on CPU 1, queued before the barrier, blocks. */
 	slow_cb_init(&slow);
 	trace_mark("queue a blocking callback on CPU 1");
-	queue_on_cpu(1, &slow.rh, slow_cb_func);
+	sim_call_rcu_on(1, &slow.rh, slow_cb_func);
 	sim_run_until_idle();
 	r->slow_started = READ_ONCE(slow.started);
 	if (!r->slow_started) {

@@ -15,6 +15,7 @@
 
 #define NCPU 4
 
+static struct rec_cb first[NCPU];
 static struct slow_cb slow[NCPU];
 static struct rec_cb after_slow[NCPU][3];
 
@@ -67,43 +68,71 @@ static void check_slow_started(const char *how)
 		cr_assert(READ_ONCE(slow[cpu].started),
 			  "a callback queued %s on CPU %d was never invoked: call_rcu() must "
 			  "queue on the current CPU, and that CPU's kthread invoke it after a "
-			  "grace period (TODO 1-3)", how, cpu);
+			  "grace period (TODO 1-3); a queue the kthread took before must have "
+			  "been left empty, its tail included (TODO 2)", how, cpu);
 		cr_assert_eq(slow[cpu].cpu, cpu, "a callback queued %s on CPU %d ran on CPU %d",
 			     how, cpu, slow[cpu].cpu);
 	}
 }
 
-/* Every CPU has a blocked callback and three more behind it; the barrier waits for all. */
-static void waits_for_every_cpu(void *arg)
+/* Every CPU's slow callback and the three behind it, fresh, not yet queued. */
+static void init_queued_before(void)
 {
-	static struct barrier_caller bc;
-
-	(void)arg;
 	rec_cb_reset();
-	rcu_callbacks_init();
 	for (int cpu = 0; cpu < NCPU; cpu++) {
+		rec_cb_init(&first[cpu], cpu);
 		slow_cb_init(&slow[cpu]);
-		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 3; i++)
 			rec_cb_init(&after_slow[cpu][i], cpu);
-			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
-		}
+	}
+}
+
+/*
+ * From the test's task, on every CPU: first one callback, run to the end,
+ * so that every queue has been taken and emptied once, as a queue in use
+ * has; then the slow callback, and three behind it.
+ */
+static void queue_from_tasks(void)
+{
+	init_queued_before();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		sim_call_rcu_on(cpu, &first[cpu].rh, rec_cb_func);
+	sim_run_until_idle();
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		cr_assert_eq(READ_ONCE(first[cpu].times), 1, "a callback queued on CPU %d was "
+			     "invoked %d times, not once (TODO 1-3)", cpu, first[cpu].times);
+	for (int cpu = 0; cpu < NCPU; cpu++) {
+		sim_call_rcu_on(cpu, &slow[cpu].rh, slow_cb_func);
+		for (int i = 0; i < 3; i++)
+			sim_call_rcu_on(cpu, &after_slow[cpu][i].rh, rec_cb_func);
 	}
 	sim_run_until_idle();
 	check_slow_started("from a task");
+}
+
+/* One rcu_barrier() on @cpu while every slow callback blocks: it must wait
+ * for all of them, and for the callbacks behind them. */
+static void one_barrier_waits_for_all(int cpu, const char *how)
+{
+	static struct barrier_caller bc;
+
 	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
-	barrier_caller_start(&bc, 0);
+	barrier_caller_start(&bc, cpu);
 	sim_run_until_idle();
-	release_and_check(&bc, 1, "from a task");
+	release_and_check(&bc, 1, how);
+}
+
+/* Every CPU has a blocked callback and three more behind it; the barrier waits for all. */
+static void waits_for_every_cpu(void *arg)
+{
+	(void)arg;
+	rcu_callbacks_init();
+	queue_from_tasks();
+	one_barrier_waits_for_all(0, "from a task");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, waits_for_every_callback_on_every_cpu)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_every_cpu, NULL);
-}
+SIM_TEST_SEEDS(barrier, waits_for_every_callback_on_every_cpu, waits_for_every_cpu)
 
 /* The same, with every callback queued by an interrupt handler. */
 static int irq_context_seen[NCPU];
@@ -121,15 +150,10 @@ static void queue_from_irq(void *data)
 
 static void covers_irq_callbacks(void *arg)
 {
-	static struct barrier_caller bc;
-
 	(void)arg;
-	rec_cb_reset();
 	rcu_callbacks_init();
+	init_queued_before();
 	for (int cpu = 0; cpu < NCPU; cpu++) {
-		slow_cb_init(&slow[cpu]);
-		for (int i = 0; i < 3; i++)
-			rec_cb_init(&after_slow[cpu][i], cpu);
 		irq_context_seen[cpu] = 0;
 		raise_irq(cpu, queue_from_irq, NULL, "queue_cbs");
 	}
@@ -137,19 +161,11 @@ static void covers_irq_callbacks(void *arg)
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		cr_assert(irq_context_seen[cpu], "the interrupt on CPU %d did not run", cpu);
 	check_slow_started("from an interrupt");
-	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .at_return = all_done_at_return };
-	barrier_caller_start(&bc, 2);
-	sim_run_until_idle();
-	release_and_check(&bc, 1, "from an interrupt");
+	one_barrier_waits_for_all(2, "from an interrupt");
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, covers_callbacks_queued_from_irq_on_every_cpu)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, covers_irq_callbacks, NULL);
-}
+SIM_TEST_SEEDS(barrier, covers_callbacks_queued_from_irq_on_every_cpu, covers_irq_callbacks)
 
 /* Three callers on three CPUs at once, each with a callback of its own queued first. */
 static struct rec_cb own[NCPU];
@@ -172,18 +188,8 @@ static void concurrent_callers(void *arg)
 	static struct barrier_caller bc[3];
 
 	(void)arg;
-	rec_cb_reset();
 	rcu_callbacks_init();
-	for (int cpu = 0; cpu < NCPU; cpu++) {
-		slow_cb_init(&slow[cpu]);
-		queue_on_cpu(cpu, &slow[cpu].rh, slow_cb_func);
-		for (int i = 0; i < 3; i++) {
-			rec_cb_init(&after_slow[cpu][i], cpu);
-			queue_on_cpu(cpu, &after_slow[cpu][i].rh, rec_cb_func);
-		}
-	}
-	sim_run_until_idle();
-	check_slow_started("from a task");
+	queue_from_tasks();
 	for (int b = 0; b < 3; b++) {
 		bc[b] = (struct barrier_caller){ .do_barrier = rcu_barrier, .before = queue_own,
 						 .at_return = own_and_all_done };
@@ -194,29 +200,15 @@ static void concurrent_callers(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, concurrent_callers_all_return_none_early)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, concurrent_callers, NULL);
-}
+SIM_TEST_SEEDS(barrier, concurrent_callers_all_return_none_early, concurrent_callers)
 
 /* From an interrupt handler: a BUG, reported before anything sleeps. */
-static void barrier_from_irq(void *data)
-{
-	(void)data;
-	rcu_barrier();
-}
-
 SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	rcu_callbacks_init();
 	sim_expect_bug("BUG_ON(in_interrupt())");
-	raise_irq(1, barrier_from_irq, NULL, "barrier_irq");
-	sim_run_until_idle();
+	sim_call_in_irq(1, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a "
 		       "BUG: it sleeps, which an interrupt handler may not, and nothing at its "
 		       "start checked the context (TODO 4, the article's line 3)");
@@ -235,7 +227,7 @@ static void lab3_barrier_misses(void *arg)
 	(void)arg;
 	rcu_callbacks_init();
 	slow_cb_init(&slow[2]);
-	queue_on_cpu(2, &slow[2].rh, slow_cb_func);
+	sim_call_rcu_on(2, &slow[2].rh, slow_cb_func);
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(slow[2].started),
 		  "a callback queued on CPU 2 was never invoked (TODO 1-3)");
@@ -263,9 +255,4 @@ static void lab3_barrier_misses(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(barrier, lab3_one_callback_barrier_no_longer_enough)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, lab3_barrier_misses, NULL);
-}
+SIM_TEST_SEEDS(barrier, lab3_one_callback_barrier_no_longer_enough, lab3_barrier_misses)

@@ -26,7 +26,7 @@ static void queuing_cpu_in_order(void *arg)
 	for (int i = 0; i < PER_CPU_CBS; i++)
 		for (int cpu = 0; cpu < ncpu; cpu++) {
 			rec_cb_init(&cbs[cpu][i], cpu);
-			queue_on_cpu(cpu, &cbs[cpu][i].rh, rec_cb_func);
+			sim_call_rcu_on(cpu, &cbs[cpu][i].rh, rec_cb_func);
 		}
 	sim_run_until_idle();
 	for (int cpu = 0; cpu < ncpu; cpu++)
@@ -58,7 +58,7 @@ static void queuing_cpu_in_order(void *arg)
 
 SIM_TEST(callbacks, run_on_queuing_cpu_in_order_after_gp)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
 	cfg.nr_cpus = 5;
 	sim_run_seeds(&cfg, queuing_cpu_in_order, NULL);
@@ -108,12 +108,7 @@ static void blimit_per_pass(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(callbacks, at_most_blimit_per_pass)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, blimit_per_pass, NULL);
-}
+SIM_TEST_SEEDS(callbacks, at_most_blimit_per_pass, blimit_per_pass)
 
 /*
  * callbacks/irq_at_every_access_loses_none: on each CPU in turn, a task
@@ -169,14 +164,14 @@ static void queued_during_gp(void *arg)
 	rec_cb_init(&c, 1);
 	struct task_struct *r1 = reader_held_at(4, "old-reader");
 
-	queue_on_cpu(1, &a.rh, rec_cb_func);
+	sim_call_rcu_on(1, &a.rh, rec_cb_func);
 	sim_run_until_idle();
 	cr_assert_eq(a.times, 0, "seed %llu: a callback ran while a reader that began before "
 		     "call_rcu() was still inside (TODO 2: the grace period before invoking)",
 		     (unsigned long long)sim_seed());
 	struct task_struct *r2 = reader_held_at(5, "new-reader");
 
-	queue_on_cpu(1, &c.rh, rec_cb_func);
+	sim_call_rcu_on(1, &c.rh, rec_cb_func);
 	reader_let_go(r1, "old-reader");
 	cr_assert_eq(a.times, 1, "seed %llu: the first callback did not run once its only "
 		     "reader left (TODO 2)", (unsigned long long)sim_seed());

@@ -96,9 +96,7 @@ static void unload_cleanly(void *arg)
 
 SIM_TEST(module, lab3_mymod_unloads_cleanly)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, unload_cleanly, MODULE_PATH_mymod);
+	sim_run_seeds(NULL, unload_cleanly, MODULE_PATH_mymod);
 }
 
 /* ---- parallel mode: churn ---- */

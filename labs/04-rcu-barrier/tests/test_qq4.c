@@ -12,17 +12,23 @@
 #include <sim/test.h>
 #include "qq4_scenario.h"
 
-static void write_path(char *buf, size_t n, const char *name)
+/*
+ * Quick Quiz #4's schedule with @r's barrier and wait; with QQ4_SVG_DIR
+ * set and an @svg_name, its timeline is drawn there as @svg_name.svg.
+ * CPU 1's earlier callback must have started, or there is nothing to judge.
+ */
+static void run_qq4(struct qq4_run *r, const char *svg_name)
 {
 	const char *dir = getenv("QQ4_SVG_DIR");
+	char path[512];
 
-	buf[0] = 0;
-	if (dir && *dir)
-		snprintf(buf, n, "%s/%s.svg", dir, name);
-}
-
-static void check_started(const struct qq4_run *r)
-{
+	r->svg_path = NULL;
+	if (dir && *dir && svg_name) {
+		snprintf(path, sizeof(path), "%s/%s.svg", dir, svg_name);
+		r->svg_path = path;
+	}
+	qq4_scenario(r);
+	r->svg_path = NULL;
 	cr_assert(r->slow_started,
 		  "a callback queued on CPU 1 was never invoked: call_rcu() must queue on the "
 		  "current CPU and CPU 1's kthread \"rcuo/1\" must invoke it after a grace period "
@@ -31,15 +37,11 @@ static void check_started(const struct qq4_run *r)
 
 static void qq4_article_sleeping(void *arg)
 {
-	char path[512];
 	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = true,
 			     .svg_title = "QQ4: count from 0, on_each_cpu() wait sleeps" };
 
 	(void)arg;
-	write_path(path, sizeof(path), "qq4-count-from-zero-sleeping-wait");
-	r.svg_path = path[0] ? path : NULL;
-	qq4_scenario(&r);
-	check_started(&r);
+	run_qq4(&r, "qq4-count-from-zero-sleeping-wait");
 	cr_assert(r.returned_while_blocked,
 		  "the article's count-from-zero rcu_barrier() should return early here (CPU 0's "
 		  "marker ran and the count hit zero before CPU 1 counted itself), but it did not: "
@@ -47,21 +49,16 @@ static void qq4_article_sleeping(void *arg)
 		  "for a grace period?");
 }
 
-SIM_TEST(qq4, article_count_from_zero_returns_early_when_wait_sleeps,
-	 .description = "Quick Quiz #4's premature return, shown with the 2007 barrier")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, qq4_article_sleeping, NULL);
-}
+SIM_TEST_FORCED_SEEDS(qq4, article_count_from_zero_returns_early_when_wait_sleeps,
+		      qq4_article_sleeping,
+		      .description = "Quick Quiz #4's premature return, shown with the 2007 barrier")
 
 static void qq4_article_spinning(void *arg)
 {
 	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = false };
 
 	(void)arg;
-	qq4_scenario(&r);
-	check_started(&r);
+	run_qq4(&r, NULL);
 	cr_assert(!r.returned_before_ipi && !r.returned_while_blocked,
 		  "the 2007 barrier returned early although on_each_cpu() waited by spinning: "
 		  "CPU 0 must not pass a quiescent state while it spins");
@@ -70,27 +67,19 @@ static void qq4_article_spinning(void *arg)
 		  "finished, with a spinning on_each_cpu() wait");
 }
 
-SIM_TEST(qq4, article_count_from_zero_safe_when_wait_spins,
-	 .description = "The 2007 answer: a spinning wait blocks the grace period")
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, qq4_article_spinning, NULL);
-}
+SIM_TEST_FORCED_SEEDS(qq4, article_count_from_zero_safe_when_wait_spins,
+		      qq4_article_spinning,
+		      .description = "The 2007 answer: a spinning wait blocks the grace period")
 
 static void qq4_student(void *arg)
 {
-	char path[512];
 	bool sleeps = *(bool *)arg;
 	struct qq4_run r = { .do_barrier = rcu_barrier, .ipi_wait_sleeps = sleeps,
 			     .svg_title = sleeps ? "QQ4: your rcu_barrier(), wait sleeps"
 						 : "QQ4: your rcu_barrier(), wait spins" };
 
-	write_path(path, sizeof(path), sleeps ? "qq4-count-from-one-sleeping-wait"
-					      : "qq4-count-from-one-spinning-wait");
-	r.svg_path = path[0] ? path : NULL;
-	qq4_scenario(&r);
-	check_started(&r);
+	run_qq4(&r, sleeps ? "qq4-count-from-one-sleeping-wait"
+			   : "qq4-count-from-one-spinning-wait");
 	cr_assert(!r.returned_before_ipi,
 		  "rcu_barrier() returned before CPU 1 had even taken its cross-call, so CPU 1's "
 		  "marker was not queued yet: the barrier did not wait for on_each_cpu() to run "
@@ -113,7 +102,7 @@ static void qq4_student(void *arg)
 SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
 	 .description = "Quick Quiz #4's schedule with a sleeping on_each_cpu() wait")
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 	bool sleeps = true;
 
 	sim_run_seeds(&cfg, qq4_student, &sleeps);
@@ -121,7 +110,7 @@ SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
 
 SIM_TEST(qq4, rcu_barrier_when_wait_spins)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 	bool sleeps = false;
 
 	sim_run_seeds(&cfg, qq4_student, &sleeps);

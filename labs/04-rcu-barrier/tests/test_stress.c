@@ -68,9 +68,4 @@ static void back_to_back(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(stress, back_to_back_barriers_on_every_cpu)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, back_to_back, NULL);
-}
+SIM_TEST_SEEDS(stress, back_to_back_barriers_on_every_cpu, back_to_back)

@@ -122,9 +122,7 @@ SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
 
 SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	migrate_to_cpu(2);
 	(void)srcu_read_lock(&ss);
@@ -137,11 +135,10 @@ SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
 
 SIM_TEST(cleanup, bug_while_a_callback_is_pending, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
 	static struct reader x;
 	static struct rec_cb r;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	x = (struct reader){ 0 };
 	reader_start(&x, &ss, 1);

@@ -24,11 +24,10 @@ static unsigned long unlocks(int cpu, int idx)
 
 SIM_TEST(read, counts_on_its_cpu_under_its_index)
 {
-	struct sim_config cfg = sim_default_config();
 	struct updater u;
 	int idx, idx2;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	migrate_to_cpu(1);
 	idx = srcu_read_lock(&ss);
@@ -91,12 +90,7 @@ static void waits_for_sleeping(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, waits_for_a_reader_that_sleeps)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, waits_for_sleeping, NULL);
-}
+SIM_TEST_SEEDS(gp, waits_for_a_reader_that_sleeps, waits_for_sleeping)
 
 /* The test's own thread reads: lock on CPU 1, unlock on CPU 2. */
 static void reader_moves(void *arg)
@@ -126,12 +120,7 @@ static void reader_moves(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, waits_for_a_reader_that_ends_on_another_cpu)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, reader_moves, NULL);
-}
+SIM_TEST_SEEDS(gp, waits_for_a_reader_that_ends_on_another_cpu, reader_moves)
 
 /* An old reader holds the grace period; a new one, after the flip, does not. */
 static void ignores_new(void *arg)
@@ -166,12 +155,7 @@ static void ignores_new(void *arg)
 	cleanup_srcu_struct(&ss);
 }
 
-SIM_TEST(gp, does_not_wait_for_readers_that_begin_after_it)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, ignores_new, NULL);
-}
+SIM_TEST_SEEDS(gp, does_not_wait_for_readers_that_begin_after_it, ignores_new)
 
 /*
  * A reader of domain a calls synchronize_srcu(&b) while synchronize_srcu(&a)
@@ -211,9 +195,4 @@ static void two_domains(void *arg)
 	ss.name = ss_b.name = NULL;
 }
 
-SIM_TEST(gp, two_domains_do_not_wait_for_each_other)
-{
-	struct sim_config cfg = sim_default_config();
-
-	sim_run_seeds(&cfg, two_domains, NULL);
-}
+SIM_TEST_SEEDS(gp, two_domains_do_not_wait_for_each_other, two_domains)

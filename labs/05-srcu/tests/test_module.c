@@ -42,9 +42,7 @@ static void modop(bool unload)
 
 SIM_TEST(module, unload_after_synchronize_srcu_only_crashes, .signal = BUG_SIGNAL)
 {
-	struct sim_config cfg = sim_default_config();
-
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	srcumod_ctl = (struct srcumod_ctl){ .ssp = &ss, .per_cpu = 2, .exit_barrier = false };
 	/* No callback pass may begin before rmmod() has returned. */
@@ -63,10 +61,9 @@ SIM_TEST(module, unload_after_synchronize_srcu_only_crashes, .signal = BUG_SIGNA
 
 SIM_TEST(module, unload_after_srcu_barrier_is_clean)
 {
-	struct sim_config cfg = sim_default_config();
 	struct module_counts c;
 
-	sim_boot(&cfg);
+	sim_boot(NULL);
 	init_srcu_struct(&ss);
 	srcumod_ctl = (struct srcumod_ctl){ .ssp = &ss, .per_cpu = 2, .exit_barrier = true };
 	modop(false);

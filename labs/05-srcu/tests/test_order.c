@@ -30,12 +30,68 @@ static struct sim_config two_cpus(void)
 	return cfg;
 }
 
-static bool held(void)
+/*
+ * Start @w as a reader on CPU 1 that stops just before its @k1-th access
+ * of student code (inside srcu_read_lock(), or after it). False, and
+ * nothing held, when it never makes that many: the stop lies beyond the
+ * code.
+ */
+static bool straggler_stopped(struct reader *w, long k1)
 {
-	return sim_tasks_at_point(SIM_ACCESS_POINT) > 0;
+	sim_hold_access(1, k1);
+	reader_start(w, &ss, 1);
+	sim_run_until_idle();
+	if (sim_tasks_at_point(SIM_ACCESS_POINT) > 0)
+		return true;
+	sim_release_point(SIM_ACCESS_POINT);
+	return false;
 }
 
 enum { BEYOND, DONE, HIDDEN };
+
+/*
+ * The end of every run: @r, the reader still inside, leaves; then each
+ * updater of @u[0..@n) that was started must have returned. Everything is
+ * stopped and the kernel halted, with nothing leaked.
+ */
+static void end_run(struct reader *r, struct updater *u, int n)
+{
+	reader_release(r);
+	settle(3);
+	for (int i = 0; i < n; i++) {
+		if (!u[i].task)
+			continue;
+		cr_assert(READ_ONCE(u[i].returned), "synchronize_srcu() never returned after "
+			  "every reader had left (TODO 1-3)");
+		updater_reap(&u[i]);
+	}
+	kthread_stop(r->task);
+	cleanup_srcu_struct(&ss);
+	cr_assert_eq(sim_halt(), 0);
+}
+
+/*
+ * With the straggler stopped inside srcu_read_lock(): synchronize_srcu() on
+ * CPU 0 stopped at its @k2-th access; the straggler goes on (locks and
+ * unlocks), then the updater. BEYOND: the updater never made @k2 accesses.
+ * HIDDEN: it returned while the reader that was inside all along still is.
+ */
+static int updater_between_sums(struct updater *u, long k2)
+{
+	sim_hold_access(0, k2);
+	updater_start(u, &ss, 0, false);
+	sim_run_until_idle();
+	if (sim_tasks_at_point(SIM_ACCESS_POINT) < 2) {
+		sim_release_point(SIM_ACCESS_POINT);
+		settle(2);
+		return BEYOND;
+	}
+	sim_step_point(SIM_ACCESS_POINT, 1);    /* w first: it waited first */
+	sim_run_until_idle();
+	sim_release_point(SIM_ACCESS_POINT);    /* then the updater */
+	settle(3);
+	return READ_ONCE(u->returned) ? HIDDEN : DONE;
+}
 
 /*
  * Reader x inside on CPU 1; straggler w on CPU 1 stopped at its k1-th access;
@@ -48,51 +104,20 @@ static int straggler_between_sums(long k1, long k2)
 	struct sim_config cfg = two_cpus();
 	static struct reader x, w;
 	static struct updater u;
-	int ret = DONE;
+	int ret = BEYOND;
 
 	sim_boot(&cfg);
 	init_srcu_struct(&ss);
 	x = (struct reader){ 0 };
 	w = (struct reader){ .no_sleep = true };
+	u = (struct updater){ 0 };
 	reader_start(&x, &ss, 1);
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
-	sim_hold_access(1, k1);
-	reader_start(&w, &ss, 1);
-	sim_run_until_idle();
-	if (!held()) {
-		ret = BEYOND;
-		sim_release_point(SIM_ACCESS_POINT);
-		goto out;
-	}
-	sim_hold_access(0, k2);
-	updater_start(&u, &ss, 0, false);
-	sim_run_until_idle();
-	if (sim_tasks_at_point(SIM_ACCESS_POINT) < 2) {
-		ret = BEYOND;
-		sim_release_point(SIM_ACCESS_POINT);
-		settle(2);
-		goto stop_u;
-	}
-	sim_step_point(SIM_ACCESS_POINT, 1);    /* w first: it waited first */
-	sim_run_until_idle();
-	sim_release_point(SIM_ACCESS_POINT);    /* then the updater */
-	settle(3);
-	if (READ_ONCE(u.returned))
-		ret = HIDDEN;
-stop_u:
-	reader_release(&x);
-	settle(3);
-	cr_assert(READ_ONCE(u.returned), "synchronize_srcu() never returned after every "
-		  "reader had left (TODO 1-3)");
-	updater_reap(&u);
-out:
-	reader_release(&x);
-	settle(1);
-	kthread_stop(x.task);
-	kthread_stop(w.task);
-	cleanup_srcu_struct(&ss);
-	cr_assert_eq(sim_halt(), 0);
+	if (straggler_stopped(&w, k1))
+		ret = updater_between_sums(&u, k2);
+	kthread_stop(w.task);   /* it locked and unlocked: done */
+	end_run(&x, &u, 1);
 	return ret;
 }
 
@@ -150,6 +175,25 @@ SIM_TEST(order, straggler_between_the_sums_hides_no_reader, .timeout = 600)
 }
 
 /*
+ * With straggler @w stopped inside srcu_read_lock(): one synchronize_srcu()
+ * (@u[0]) while it is stopped, then w counts itself; then a second one
+ * (@u[1]). HIDDEN: the second returned while w was inside.
+ */
+static int second_gp_after_straggler(struct reader *w, struct updater *u)
+{
+	updater_start(&u[0], &ss, 0, false);
+	settle(3);
+	sim_release_point(SIM_ACCESS_POINT);
+	settle(3);
+	cr_assert(READ_ONCE(w->inside), "srcu_read_lock() never returned (TODO 1)");
+	if (!READ_ONCE(u[0].returned))
+		return DONE;
+	updater_start(&u[1], &ss, 0, false);
+	settle(4);
+	return READ_ONCE(u[1].returned) ? HIDDEN : DONE;
+}
+
+/*
  * Straggler w on CPU 1 stopped at its k1-th access, sleeping inside once
  * released; one synchronize_srcu(), then w goes on and counts itself; a
  * second synchronize_srcu() must wait for w. BEYOND: the stop was never
@@ -159,47 +203,17 @@ static int straggler_across_flip(long k1)
 {
 	struct sim_config cfg = two_cpus();
 	static struct reader w;
-	static struct updater u1, u2;
-	int ret = DONE;
+	static struct updater u[2];
+	int ret = BEYOND;
 
 	sim_boot(&cfg);
 	init_srcu_struct(&ss);
 	sim_run_until_idle();
 	w = (struct reader){ 0 };
-	u2 = (struct updater){ 0 };
-	sim_hold_access(1, k1);
-	reader_start(&w, &ss, 1);
-	sim_run_until_idle();
-	if (!held()) {
-		ret = BEYOND;
-		sim_release_point(SIM_ACCESS_POINT);
-		goto out;
-	}
-	updater_start(&u1, &ss, 0, false);
-	settle(3);
-	sim_release_point(SIM_ACCESS_POINT);
-	settle(3);
-	cr_assert(READ_ONCE(w.inside), "srcu_read_lock() never returned (TODO 1)");
-	if (READ_ONCE(u1.returned)) {
-		updater_start(&u2, &ss, 0, false);
-		settle(4);
-		if (READ_ONCE(u2.returned))
-			ret = HIDDEN;
-	}
-out:
-	reader_release(&w);
-	settle(3);
-	cr_assert(READ_ONCE(u1.returned) || ret == BEYOND,
-		  "synchronize_srcu() never returned after every reader had left (TODO 1-3)");
-	updater_reap(&u1);
-	if (u2.task) {
-		cr_assert(READ_ONCE(u2.returned), "synchronize_srcu() never returned after every "
-			  "reader had left (TODO 1-3)");
-		updater_reap(&u2);
-	}
-	kthread_stop(w.task);
-	cleanup_srcu_struct(&ss);
-	cr_assert_eq(sim_halt(), 0);
+	u[0] = u[1] = (struct updater){ 0 };
+	if (straggler_stopped(&w, k1))
+		ret = second_gp_after_straggler(&w, u);
+	end_run(&w, u, 2);
 	return ret;
 }
 

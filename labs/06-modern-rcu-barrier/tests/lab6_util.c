@@ -9,7 +9,7 @@
 
 void queue_lazy_on(int cpu, struct rcu_head *rh, rcu_callback_t func)
 {
-	queue_on_cpu(cpu, rh, func);
+	sim_call_rcu_on(cpu, rh, func);
 }
 
 void queue_hurry_on(int cpu, struct rcu_head *rh, rcu_callback_t func)
@@ -142,11 +142,11 @@ void lab6_end(void)
 
 void run_seeds_on(sim_scenario_fn fn, int ncpus, int mode)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = mode == FORCED ? sim_forced_config() : sim_default_config();
 
 	cfg.nr_cpus = ncpus;
-	if (mode != ANY_MODE)
-		cfg.mode = (enum sim_mode)mode;
+	if (mode == SIM_PARALLEL)
+		cfg.mode = SIM_PARALLEL;
 	sim_run_seeds(&cfg, fn, NULL);
 }
 

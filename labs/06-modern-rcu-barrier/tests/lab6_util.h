@@ -74,12 +74,13 @@ void lab6_end(void);
 /* rec_cb_init() @r for @cpu and queue it there, lazy (call_rcu()) or hurried. */
 void queue_rec_on(int cpu, struct rec_cb *r, bool lazy);
 
-/* run_seeds_on()'s mode: WORKBOOK_MODE's (deterministic by default). */
+/* run_seeds_on()'s modes: WORKBOOK_MODE's (deterministic by default) ... */
 #define ANY_MODE (-1)
+/* ... or sim_forced_config()'s: a schedule forced by holding a reader inside. */
+#define FORCED (-2)
 /*
  * run_seeds_on() - sim_run_seeds() of @fn on @ncpus CPUs, in @mode
- * (ANY_MODE, SIM_DETERMINISTIC, SIM_PARALLEL). SIM_DETERMINISTIC pins a
- * schedule forced by holding a reader inside (see sim_run_until_idle()).
+ * (ANY_MODE, FORCED, SIM_PARALLEL).
  */
 void run_seeds_on(sim_scenario_fn fn, int ncpus, int mode);
 /* A test that is run_seeds_on(@fn, @ncpus, @mode); Criterion options may follow. */

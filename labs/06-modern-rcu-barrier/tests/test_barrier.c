@@ -160,7 +160,7 @@ static void behind_waiting(void *arg)
 	       "that callback's segment, NEXT here (TODO 6: rcu_segcblist_entrain())");
 }
 
-SEEDS_TEST(entrain, marker_behind_callbacks_still_waiting, behind_waiting, 5, SIM_DETERMINISTIC)
+SEEDS_TEST(entrain, marker_behind_callbacks_still_waiting, behind_waiting, 5, FORCED)
 
 /* CPU 2's callbacks are all ready (DONE): its marker needs no grace period. */
 static void behind_ready(void *arg)

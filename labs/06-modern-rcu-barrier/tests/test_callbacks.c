@@ -57,7 +57,7 @@ static void in_order_after_gp(void *arg)
 	rcu_callbacks_exit();
 }
 
-SEEDS_TEST(callbacks, run_in_order_after_grace_period, in_order_after_gp, NQ + 1, SIM_DETERMINISTIC)
+SEEDS_TEST(callbacks, run_in_order_after_grace_period, in_order_after_gp, NQ + 1, FORCED)
 
 /* blimit 4, nine ready callbacks on CPU 3: passes of 4, 4, 1. */
 static void blimit_passes(void *arg)

@@ -129,7 +129,7 @@ static void migration_entrains(void *arg)
 	end_after_cpu3("every callback had run");
 }
 
-SEEDS_TEST(hotplug, migration_entrains_for_a_barrier_in_progress, migration_entrains, 5, SIM_DETERMINISTIC)
+SEEDS_TEST(hotplug, migration_entrains_for_a_barrier_in_progress, migration_entrains, 5, FORCED)
 
 /* ---- parallel mode: barriers while CPUs 2 and 3 go down and come back ------ */
 

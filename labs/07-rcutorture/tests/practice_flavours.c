@@ -4,8 +4,10 @@
  * whose rcu_barrier() waits for nothing. The graded set holds more, unseen.
  *
  * Rule kept here: a broken flavour is the reference RCU with one thing
- * wrong, and it leaks nothing by itself (its cb_exit lets every queued
- * callback run), so that a torture that catches it passes cleanly.
+ * wrong, and its ops table names only that thing (torture_flavour() takes
+ * the rest from the reference); it leaks nothing by itself (its cb_exit
+ * lets every queued callback run), so that a torture that catches it passes
+ * cleanly.
  */
 #include <linux/rcupdate.h>
 #include <sim/test.h>
@@ -21,16 +23,9 @@ static void busted_call(struct rcu_head *head, rcu_callback_t func)
 	func(head);
 }
 
-static const struct rcu_torture_ops busted_ops = {
-	.name = "busted",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = busted_sync,
-	.call = busted_call,
-	.cb_barrier = rcu_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour busted_flavour = {
+	.except = { .name = "busted", .sync = busted_sync, .call = busted_call },
+	.bug = "synchronize_rcu() returns at once, call_rcu() invokes its callback at once",
 };
 
 /* A barrier that returns at once: callbacks queued before it may not have run. */
@@ -38,27 +33,10 @@ static void no_barrier(void)
 {
 }
 
-static const struct rcu_torture_ops no_barrier_ops = {
-	.name = "no_barrier",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = synchronize_rcu,
-	.call = call_rcu,
-	.cb_barrier = no_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour no_barrier_flavour = {
+	.except = { .name = "no_barrier", .cb_barrier = no_barrier },
+	.bug = "rcu_barrier() returns at once",
 };
 
-SIM_TEST(practice, busted, .timeout = 120,
-	 .description = "the torture catches an RCU with no grace periods at all")
-{
-	torture_expect_caught(&busted_ops, "synchronize_rcu() returns at once, call_rcu() "
-			      "invokes its callback at once");
-}
-
-SIM_TEST(practice, no_barrier, .timeout = 120,
-	 .description = "the torture catches an rcu_barrier() that waits for nothing")
-{
-	torture_expect_caught(&no_barrier_ops, "rcu_barrier() returns at once");
-}
+TORTURE_CATCHES(practice, busted, "an RCU with no grace periods at all")
+TORTURE_CATCHES(practice, no_barrier, "an rcu_barrier() that waits for nothing")

@@ -70,6 +70,26 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 /* The reference flavour: labs 1 and 4's RCU (torture_check.c). */
 extern const struct rcu_torture_ops rcu_ops;
 
+/*
+ * A broken flavour, stated as the reference "except" what it breaks:
+ * @except sets its name and only the members it changes (see
+ * torture_flavour()); @bug says in words what is broken, for the failure
+ * message of a torture that misses it.
+ */
+struct broken_flavour {
+	struct rcu_torture_ops except;
+	const char *bug;
+};
+
+/*
+ * torture_flavour() - the whole ops table of a broken flavour, as the
+ * torture sees it: every member that @except leaves NULL is the
+ * reference's (rcu_ops), but a NULL cb_exit is torture_ref_cb_exit(),
+ * which first lets every queued callback run, so that a flavour that
+ * delays or loses callbacks leaks nothing by itself.
+ */
+struct rcu_torture_ops torture_flavour(const struct rcu_torture_ops *except);
+
 /* The parameters the checks use. */
 struct torture_params torture_default_params(void);
 
@@ -85,18 +105,29 @@ void torture_expect_clean(const struct rcu_torture_ops *ops);
 void torture_expect_clean_parallel(const struct rcu_torture_ops *ops);
 
 /*
- * torture_expect_caught() - run the torture on the broken @ops in
- * deterministic mode: every seed's run must report an error. @bug says what
- * is broken, for the failure message.
+ * torture_expect_caught() - run the torture on the broken flavour @f in
+ * deterministic mode: every seed's run must report an error.
  * torture_expect_caught_parallel() - on real threads: an error within a few
  * longer runs.
  */
-void torture_expect_caught(const struct rcu_torture_ops *ops, const char *bug);
-void torture_expect_caught_parallel(const struct rcu_torture_ops *ops, const char *bug);
+void torture_expect_caught(const struct broken_flavour *f);
+void torture_expect_caught_parallel(const struct broken_flavour *f);
 
-/* For broken flavours: the reference's pieces, and a cb_exit that first
- * lets every callback queued run (so a broken flavour leaks nothing). */
-void torture_ref_read_delay(void);
+/*
+ * TORTURE_CATCHES() - declare the test @suite/@name: the torture must
+ * catch the broken flavour @name##_flavour (a struct broken_flavour defined
+ * before it) on every seed, in deterministic mode. @what ends the test's
+ * description, "the torture catches <what>".
+ */
+#define TORTURE_CATCHES(suite, name, what)                                    \
+	SIM_TEST(suite, name, .timeout = 120,                                 \
+		 .description = "the torture catches " what)                  \
+	{                                                                     \
+		torture_expect_caught(&name##_flavour);                       \
+	}
+
+/* The reference's cb_exit for a broken flavour: every queued callback runs
+ * first (a flavour that names its own cb_exit calls it last). */
 void torture_ref_cb_exit(void);
 
 #endif

@@ -114,12 +114,8 @@ static int mymod_init(void)
 		call_rcu(&r->rcu, mymod_repost_cb);
 	}
 	timer_setup(&mymod_timer, mymod_timer_fn, 0);
-	if (mymod_ctl.timer)
-		mod_timer(&mymod_timer, jiffies + 1);
-	writer_task = NULL;
-	if (mymod_ctl.writer)
-		writer_task = kthread_run_on_cpu(mymod_writer, NULL, mymod_ctl.writer_cpu,
-						 "mymod_writer");
+	mymod_ctl_arm_timer(&mymod_timer);
+	writer_task = mymod_ctl_start_writer(mymod_writer, "mymod_writer");
 	return 0;
 }
 
@@ -130,7 +126,9 @@ static void mymod_exit(void)
 	/* TODO 3: make the module safe to unmap, in the article's order:
 	 * 1. stop everything that posts callbacks: fullstop for the callbacks
 	 *    that re-post themselves, the writer kthread, the timer;
-	 * 2. then wait for every callback already queued (TODO 1's rcu_barrier()).
+	 * 2. then wait, with TODO 1's rcu_barrier(), until no callback of the
+	 *    module is queued or running any more -- including a re-posting
+	 *    callback that was running while you set fullstop.
 	 * The starter's exit stops the kthread and the timer and waits for
 	 * nothing: run the tests to see what happens. */
 	/* BEGIN SOLUTION */
@@ -138,6 +136,11 @@ static void mymod_exit(void)
 	if (writer_task)
 		kthread_stop(writer_task);
 	del_timer_sync(&mymod_timer);
+	/* Every callback queued before now runs, and sees fullstop... */
+	rcu_barrier();
+	/* ...except the re-posts of one that was running when fullstop was
+	 * set: it had read fullstop already, and may have queued behind the
+	 * barrier's callback. That was its last re-post; wait for it. */
 	rcu_barrier();
 	/* END SOLUTION */
 	/* STARTER: if (writer_task) */

@@ -6,9 +6,10 @@
  * rcutorture exists to find.
  *
  * Rule kept here: each flavour is wrong in one way only, often enough that
- * a correct torture sees it in every bounded run, and leaks nothing by
- * itself (its cb_exit runs or returns every callback), so that catching it
- * passes cleanly.
+ * a correct torture sees it in every bounded run, and its ops table names
+ * only what it breaks (torture_flavour() takes the rest from the
+ * reference); it leaks nothing by itself (its cb_exit runs or returns every
+ * callback), so that catching it passes cleanly.
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -29,16 +30,9 @@ static void early_gp_sync(void)
 	schedule();
 }
 
-static const struct rcu_torture_ops early_gp_ops = {
-	.name = "early_grace_period",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = early_gp_sync,
-	.call = call_rcu,
-	.cb_barrier = rcu_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour early_grace_period_flavour = {
+	.except = { .name = "early_grace_period", .sync = early_gp_sync },
+	.bug = "synchronize_rcu() of a uniprocessor kernel: waits for no other CPU",
 };
 
 /* ---- callbacks invoked before their grace period: every fourth ---- */
@@ -54,16 +48,9 @@ static void early_cb_call(struct rcu_head *head, rcu_callback_t func)
 	call_rcu(head, func);
 }
 
-static const struct rcu_torture_ops early_cb_ops = {
-	.name = "early_callback",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = synchronize_rcu,
-	.call = early_cb_call,
-	.cb_barrier = rcu_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour early_callback_flavour = {
+	.except = { .name = "early_callback", .call = early_cb_call },
+	.bug = "every fourth call_rcu() invokes its callback at once",
 };
 
 /* ---- a barrier that covers only its own CPU (lab 3's, on per-CPU queues) ---- */
@@ -87,16 +74,9 @@ static void own_cpu_barrier(void)
 		schedule();
 }
 
-static const struct rcu_torture_ops own_cpu_barrier_ops = {
-	.name = "barrier_misses_cpu",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = synchronize_rcu,
-	.call = call_rcu,
-	.cb_barrier = own_cpu_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour barrier_misses_cpu_flavour = {
+	.except = { .name = "barrier_misses_cpu", .cb_barrier = own_cpu_barrier },
+	.bug = "rcu_barrier() waits only for its own CPU's callbacks",
 };
 
 /* ---- lost callbacks: every eighth is kept aside, never invoked in the run ---- */
@@ -138,16 +118,10 @@ static void lost_cb_exit(void)
 	torture_ref_cb_exit();
 }
 
-static const struct rcu_torture_ops lost_cb_ops = {
-	.name = "lost_callback",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
-	.read_delay = torture_ref_read_delay,
-	.sync = synchronize_rcu,
-	.call = lost_cb_call,
-	.cb_barrier = rcu_barrier,
-	.cb_init = lost_cb_init,
-	.cb_exit = lost_cb_exit,
+static const struct broken_flavour lost_callback_flavour = {
+	.except = { .name = "lost_callback", .call = lost_cb_call, .cb_init = lost_cb_init,
+		    .cb_exit = lost_cb_exit },
+	.bug = "every eighth call_rcu() callback is never invoked",
 };
 
 /*
@@ -165,49 +139,17 @@ static void unprotected_delay(void)
 		schedule();
 }
 
-static const struct rcu_torture_ops unprotected_ops = {
-	.name = "unprotected_reader",
-	.read_lock = unprotected_lock,
-	.read_unlock = unprotected_lock,
-	.read_delay = unprotected_delay,
-	.sync = synchronize_rcu,
-	.call = call_rcu,
-	.cb_barrier = rcu_barrier,
-	.cb_init = rcu_callbacks_init,
-	.cb_exit = torture_ref_cb_exit,
+static const struct broken_flavour unprotected_reader_flavour = {
+	.except = { .name = "unprotected_reader", .read_lock = unprotected_lock,
+		    .read_unlock = unprotected_lock, .read_delay = unprotected_delay },
+	.bug = "rcu_read_lock() does nothing, and a reader may be switched out",
 };
 
-SIM_TEST(catches, early_grace_period, .timeout = 120,
-	 .description = "the torture catches synchronize_rcu() returning early")
-{
-	torture_expect_caught(&early_gp_ops, "synchronize_rcu() of a uniprocessor kernel: waits for no other CPU");
-}
-
-SIM_TEST(catches, early_callback, .timeout = 120,
-	 .description = "the torture catches callbacks invoked before their grace period")
-{
-	torture_expect_caught(&early_cb_ops, "every fourth call_rcu() invokes its callback at once");
-}
-
-SIM_TEST(catches, barrier_misses_cpu, .timeout = 120,
-	 .description = "the torture catches an rcu_barrier() that waits for its own CPU only")
-{
-	torture_expect_caught(&own_cpu_barrier_ops, "rcu_barrier() waits only for its own "
-			      "CPU's callbacks");
-}
-
-SIM_TEST(catches, lost_callback, .timeout = 120,
-	 .description = "the torture catches call_rcu() losing callbacks")
-{
-	torture_expect_caught(&lost_cb_ops, "every eighth call_rcu() callback is never invoked");
-}
-
-SIM_TEST(catches, unprotected_reader, .timeout = 120,
-	 .description = "the torture catches a read side that does not hold off grace periods")
-{
-	torture_expect_caught(&unprotected_ops, "rcu_read_lock() does nothing, and a reader "
-			      "may be switched out");
-}
+TORTURE_CATCHES(catches, early_grace_period, "synchronize_rcu() returning early")
+TORTURE_CATCHES(catches, early_callback, "callbacks invoked before their grace period")
+TORTURE_CATCHES(catches, barrier_misses_cpu, "an rcu_barrier() that waits for its own CPU only")
+TORTURE_CATCHES(catches, lost_callback, "call_rcu() losing callbacks")
+TORTURE_CATCHES(catches, unprotected_reader, "a read side that does not hold off grace periods")
 
 /*
  * On real threads the callback bugs show in every bounded run; the
@@ -218,10 +160,7 @@ SIM_TEST(catches, unprotected_reader, .timeout = 120,
 SIM_TEST(catches, parallel_callback_bugs, .timeout = 120,
 	 .description = "on real threads, the torture catches the callback and barrier bugs")
 {
-	torture_expect_caught_parallel(&early_cb_ops, "every fourth call_rcu() invokes its "
-				       "callback at once");
-	torture_expect_caught_parallel(&own_cpu_barrier_ops, "rcu_barrier() waits only for "
-				       "its own CPU's callbacks");
-	torture_expect_caught_parallel(&lost_cb_ops, "every eighth call_rcu() callback is "
-				       "never invoked");
+	torture_expect_caught_parallel(&early_callback_flavour);
+	torture_expect_caught_parallel(&barrier_misses_cpu_flavour);
+	torture_expect_caught_parallel(&lost_callback_flavour);
 }
