@@ -404,6 +404,19 @@ static void *task_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A task's stack: 512 KB, not glibc's 8 MB. Every task is a thread, and
+ * tests create and stop thousands of them (a kthread per CPU per scenario);
+ * under memcheck each thread's stack costs in proportion to its size (8 MB:
+ * 21 s of CPU for one lab 4 sweep that takes 2 s at 512 KB and 0.2 s
+ * natively), and glibc keeps only 40 MB of stacks for reuse. The deepest
+ * user is libdw's line-table reader behind KCSAN's reports and student-code
+ * lookups, bounded at about 170 KB (its on-stack tables; 128 KB overflowed
+ * on lab 7); a kernel's own thread stack is 16 KB.
+ */
+#define TASK_STACK_SIZE (512 << 10)
+
+
 struct task_struct *task_create_locked(const char *name, int home, bool idle,
 				       int (*fn)(void *), void *data)
 {
@@ -428,7 +441,13 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 
 static void task_start_locked(struct task_struct *t)
 {
-	int err = pthread_create(&t->thread, NULL, task_main, t);
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
+	int err = pthread_create(&t->thread, &attr, task_main, t);
+
+	pthread_attr_destroy(&attr);
 
 	if (err)
 		sim_bug_locked(__FILE__, __LINE__, "pthread_create: %s", strerror(err));
