@@ -16,12 +16,16 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
   mutants        each mutant applied to a copy of solutions/ loses points: at
                  least one test fails, and every test it names in killed_by
   presets        the valgrind, asan and tsan presets on common and on the
-                 solutions (their CTest tests, one lab label at a time; the
-                 seed sweeps with PRESET_SEEDS seeds, the plain stage ran 20)
+                 solutions: each test binary run whole, once (valgrind: one
+                 memcheck process per binary, on the shim; the seed sweeps
+                 with PRESET_SEEDS seeds, the plain stage ran 20), and the
+                 CTest wiring (every test registered, one run through ctest)
   grading        containment: hostile submissions (grading/tests/hostile/),
                  each graded by ./workbook grade, score 0 and no trace left
   docs           both doc editions, link check
 """
+import concurrent.futures
+import fnmatch
 import json
 import os
 import re
@@ -37,6 +41,14 @@ from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
 
 
+def cpu_seconds():
+    """CPU seconds used so far by this process and the children it waited
+    for (user and system). Processes a sandbox reaps itself (bubblewrap's
+    PID namespace) are not counted."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 class Sheet:
     """The PASS/FAIL lines, the per-lab table and the stage clock."""
 
@@ -44,7 +56,7 @@ class Sheet:
         self.passed = self.failed = 0
         self.table = {}
         self.t0 = time.time()
-        self.stages = []          # [title, start, end]
+        self.stages = []          # [title, start, end, cpu at start, cpu at end]
 
     def check(self, ok, what, detail=""):
         if ok:
@@ -57,12 +69,13 @@ class Sheet:
     def stage(self, title):
         now = time.time()
         self.end_stage(now)
-        self.stages.append([title, now, None])
+        self.stages.append([title, now, None, cpu_seconds(), None])
         print(f"\n== {title} ({now - self.t0:.0f}s) ==", flush=True)
 
     def end_stage(self, now=None):
         if self.stages and self.stages[-1][2] is None:
             self.stages[-1][2] = now or time.time()
+            self.stages[-1][4] = cpu_seconds()
 
     def row(self, lab):
         return self.table.setdefault(lab.name, {"solutions": "", "starters": "", "mutants": ""})
@@ -259,23 +272,71 @@ def preset_env(checker):
     return env
 
 
-def failed_tests(ctest_output):
-    """The names in ctest's 'The following tests FAILED:' list."""
-    out = []
-    for ln in ctest_output.splitlines():
-        m = re.match(r"^\s+\d+ - (\S+) \((.*)\)$", ln)
-        if m:
-            out.append(f"{m.group(1)} ({m.group(2)})")
-    return out
-
-
 # Seeds per sweep under each checker (plain runs: 20, sim_seeds_count()).
 PRESET_SEEDS = {"valgrind": 2, "asan": 4, "tsan": 4}
+# Tests a checker leaves out (cmake/Checkers.cmake's WORKBOOK_CTEST_DISABLED,
+# tools/valgrind-run's filter): real threads under memcheck take minutes.
+PRESET_SKIPS = {"valgrind": "*/parallel*"}
+
+
+def preset_binaries(d, labs):
+    """(label, path) of every test binary of build folder D."""
+    return [("common", os.path.join(d, "common", "common_tests"))] + \
+        [(l.label, wbrun.exe_path(d, l)) for l in labs]
+
+
+def run_preset_binary(d, label, exe, checker, env):
+    """Run the whole binary EXE once under CHECKER (valgrind through
+    tools/valgrind-run: one memcheck process, its tests forked, on the shim);
+    (every name, the names run, {name: (passed, messages)} or None, seconds)."""
+    skip = PRESET_SKIPS.get(checker)
+    every = wbrun.list_tests(exe)
+    names = [n for n in every if not (skip and fnmatch.fnmatchcase(n, skip))]
+    runs = os.path.join(d, "runs")
+    os.makedirs(runs, exist_ok=True)
+    report = os.path.join(runs, f"{label}.json")
+    if os.path.exists(report):
+        os.unlink(report)
+    cmd = ([os.path.join(ROOT, "tools", "valgrind-run")] if checker == "valgrind" else []) + \
+        [exe, "--color=never", "-j2", f"--json={report}"]
+    t1 = time.time()
+    with open(os.path.join(runs, f"{label}.log"), "w") as log:
+        try:
+            subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, cwd=runs, timeout=1800)
+        except subprocess.TimeoutExpired:
+            return every, names, None, time.time() - t1
+    return every, names, wbrun.parse_report(report), time.time() - t1
+
+
+def ctest_wiring(sh, d, checker, env, every):
+    """The preset's CTest tests: one per test of each binary (EVERY: label ->
+    names), and one of them (the first of common/) run through CTest with the
+    preset's emulator and environment, to prove the wiring a maintainer's
+    `ctest` uses."""
+    r = subprocess.run(["ctest", "--test-dir", d, "-N"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    m = re.search(r"Total Tests: (\d+)", r.stdout)
+    listed = int(m.group(1)) if m else -1
+    skip = PRESET_SKIPS.get(checker)
+    first = next((n for n in sorted(every.get("common", []))
+                  if not (skip and fnmatch.fnmatchcase(n, skip))), None)
+    one = subprocess.run(["ctest", "--test-dir", d, "-R", f"^common\\.{re.escape(first)}$",
+                          "--output-on-failure", "--no-tests=error"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         stdin=subprocess.DEVNULL) if first else None
+    total = sum(len(v) for v in every.values())
+    ok = listed == total and one is not None and one.returncode == 0
+    sh.check(ok, f"{checker} CTest: {listed} tests registered, common.{first} passes through "
+             "ctest", "" if ok else f"expected {total} registered; " +
+             (one.stdout.strip().splitlines()[-1] if one and one.stdout.strip() else "no run"))
 
 
 def stage_preset(sh, labs, checker):
     """The CHECKER preset (valgrind, asan, tsan) on common and every solution:
-    its CTest tests, one label at a time, with the preset's environment."""
+    each test binary run whole, once, with the preset's environment (two
+    binaries at a time), every test it holds passing (valgrind: all but the
+    parallel ones); then the CTest wiring."""
     sh.stage(f"{checker} preset on common and solutions")
     d = bdir(checker)
     if not configured(sh, d, checker, "solutions", "own", checker=checker):
@@ -288,18 +349,20 @@ def stage_preset(sh, labs, checker):
     # checker they are run for what the checker sees (leaks, overflows, races),
     # which a few seeds show as well as twenty, at a fraction of the cost.
     env.setdefault("WORKBOOK_SEEDS", str(PRESET_SEEDS[checker]))
-    for label in ["common"] + [l.label for l in labs]:
-        t1 = time.time()
-        r = subprocess.run(["ctest", "--test-dir", d, "-L", f"^{label}$", "-j2",
-                            "--output-on-failure", "--no-tests=error"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           stdin=subprocess.DEVNULL)
-        m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", r.stdout)
-        count = f"{int(m.group(3)) - int(m.group(2))}/{m.group(3)} pass, " if m else ""
-        bad = failed_tests(r.stdout)
-        sh.check(r.returncode == 0, f"{checker} {label}: {count}{time.time() - t1:.0f}s",
-                 (", ".join(bad[:6]) or r.stdout.strip().splitlines()[-1:][0] if r.stdout.strip()
-                  else "no output") if r.returncode else "")
+    bins = preset_binaries(d, labs)
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        runs = list(ex.map(lambda b: run_preset_binary(d, b[0], b[1], checker, env), bins))
+    every = {}
+    for (label, _), (names_all, names, res, secs) in zip(bins, runs):
+        every[label] = names_all
+        if res is None:
+            sh.check(False, f"{checker} {label}", "the runner wrote no report (hung or "
+                     f"crashed): {os.path.relpath(os.path.join(d, 'runs', label + '.log'), ROOT)}")
+            continue
+        bad = [n for n in names if not res.get(n, (False,))[0]]
+        sh.check(bool(names) and not bad, f"{checker} {label}: {len(names) - len(bad)}/"
+                 f"{len(names)} pass, {secs:.0f}s", ", ".join(bad[:6]))
+    ctest_wiring(sh, d, checker, env, every)
 
 
 def stage_grading(sh):
@@ -363,9 +426,10 @@ def finish(sh):
         for name, row in sh.table.items():
             print(f"{name:<24} {row['solutions']:>10} {row['starters']:>10} {row['mutants']:>15}")
     if sh.stages:
-        print("\nstage durations:")
-        for title, start, end in sh.stages:
-            print(f"  {title:<44} {end - start:6.0f}s")
-    print(f"\nselftest took {time.time() - sh.t0:.0f}s")
+        print(f"\nstage durations (wall, CPU): {os.cpu_count()} CPUs, load average "
+              f"{os.getloadavg()[0]:.1f} now")
+        for title, start, end, c0, c1 in sh.stages:
+            print(f"  {title:<44} {end - start:6.0f}s {c1 - c0:6.0f}s CPU")
+    print(f"\nselftest took {time.time() - sh.t0:.0f}s, {cpu_seconds():.0f} CPU-seconds")
     print(f"{sh.passed} passed, {sh.failed} failed", flush=True)
     return 1 if sh.failed else 0
