@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <linux/compiler.h>
 #include <linux/kthread.h>
 #include <linux/delay.h>
 #include <linux/wait.h>
@@ -637,6 +638,22 @@ void schedule(void)
 	sched_point(__FILE__, __LINE__, false);
 }
 
+/* The quiescent state a count read asked for (see cond_resched_fast()). */
+static __attribute__((noinline)) void qs_report_asked(struct sim_cpu *c,
+							 struct task_struct *t)
+{
+	/* Relaxed: the add below is the barrier; a request made after this
+	 * store is answered by this add, or stays set for the next quiescent
+	 * state (see cpu_quiescent_count()). */
+	atomic_store_explicit(&c->qs_want, 0, memory_order_relaxed);
+	atomic_fetch_add(&c->qs, 1);
+	if (atomic_load(&c->qs_watchers)) {
+		SIM_LOCK();
+		qs_wake_locked(c, t);
+		SIM_UNLOCK();
+	}
+}
+
 /*
  * Parallel mode's cond_resched() when no task waits for this CPU: report the
  * quiescent state without S.lock, and only if someone asked, as the kernel's
@@ -664,28 +681,25 @@ void schedule(void)
  * tasks queued, this returns false and cond_resched() takes the slow path,
  * which reports the bug or switches.
  */
-static bool cond_resched_fast(struct task_struct *t)
+static inline bool cond_resched_fast(struct task_struct *t)
 {
 	struct sim_cpu *c;
 
 	if (S.det || t->cpu < 0 || !S.booted)
 		return false;
 	c = cpu_of(t->cpu);
-	if (t->preempt || t->rcu_depth || c->hardirq > 0 || c->irqs_off ||
-	    atomic_load_explicit(&c->nr_queued, memory_order_relaxed))
+	/*
+	 * READ_ONCE(): two 4-byte loads, which the compiler may not merge
+	 * into one 8-byte load of both neighbours. The read-side hook has just
+	 * stored rcu_depth; a wider load over a narrower store still in flight
+	 * cannot take its value from the store buffer and waits for it to
+	 * drain (measured: the reader loop's cond_resched() took twice as long).
+	 */
+	if (READ_ONCE(t->preempt) || READ_ONCE(t->rcu_depth) || c->hardirq > 0 ||
+	    c->irqs_off || atomic_load_explicit(&c->nr_queued, memory_order_relaxed))
 		return false;
-	if (atomic_load_explicit(&c->qs_want, memory_order_relaxed)) {
-		/* Relaxed: the add below is the barrier; a request made after
-		 * this store is answered by this add, or stays set for the
-		 * next quiescent state (see cpu_quiescent_count()). */
-		atomic_store_explicit(&c->qs_want, 0, memory_order_relaxed);
-		atomic_fetch_add(&c->qs, 1);
-		if (atomic_load(&c->qs_watchers)) {
-			SIM_LOCK();
-			qs_wake_locked(c, t);
-			SIM_UNLOCK();
-		}
-	}
+	if (atomic_load_explicit(&c->qs_want, memory_order_relaxed))
+		qs_report_asked(c, t);
 	t->file = __FILE__;
 	t->line = __LINE__;
 	t->relax_streak = 0;
@@ -693,12 +707,15 @@ static bool cond_resched_fast(struct task_struct *t)
 	return true;
 }
 
-void cond_resched(void)
+/*
+ * cond_resched() but its fast path: switch, or count under S.lock (always
+ * in deterministic mode), or report what might_sleep() found. Out of line,
+ * so that a compiler that sees the whole program (the benchmark's -flto)
+ * can inline the fast path into a reader's loop, as the kernel's
+ * cond_resched() is a check inline and a call only when there is work.
+ */
+static __attribute__((noinline)) void cond_resched_slow(struct task_struct *t)
 {
-	struct task_struct *t = sim_current;
-
-	if (t && cond_resched_fast(t))
-		return;
 	might_sleep();
 	if (!t)
 		return;
@@ -709,6 +726,14 @@ void cond_resched(void)
 		note_qs_locked(cpu_of(t->cpu), t);
 	SIM_UNLOCK();
 	sched_point(__FILE__, __LINE__, false);
+}
+
+void cond_resched(void)
+{
+	struct task_struct *t = sim_current;
+
+	if (!t || !cond_resched_fast(t))
+		cond_resched_slow(t);
 }
 
 void migrate_to_cpu(int cpu)
