@@ -12,6 +12,7 @@
  *
  *   mod_lock (module.c) -> S.lock (here) -> trace_lock (trace.c)
  *   slab_lock (slab.c): a leaf, nothing is taken while it is held
+ *   name_lock (module.c, callback_name()'s cache): a leaf too
  *
  * As the code stands: S.lock -> trace_lock is the common case (the scheduler
  * and bug reports trace with S.lock held; a BUG report draws the SVG, which
