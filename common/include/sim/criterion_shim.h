@@ -57,9 +57,11 @@ void criterion_shim_register_suite(struct criterion_shim_test *s);
 void criterion_shim_assert(bool ok, bool fatal, const char *file, int line,
 			   const char *expr, const char *fmt, ...);
 /**
- * In a test: the seconds it may run before the runner kills it (its
- * .timeout or its suite's, at most --timeout, times 5 under Valgrind and 3
- * under ThreadSanitizer); 0 outside a test. Not part of Criterion.
+ * criterion_shim_timeout() - in a test: the seconds it may run before the
+ * runner kills it (its .timeout or its suite's, at most --timeout, times 5
+ * under Valgrind and 3 under ThreadSanitizer); 0 outside a test. Not part of
+ * Criterion. Does not promise the kill comes at that second: the runner
+ * looks every few milliseconds, and a loaded machine runs it late.
  */
 double criterion_shim_timeout(void);
 /** Print a log line (`[----] ...`) at @p level ("INFO", "WARN", "ERROR"). */
