@@ -25,6 +25,31 @@
 #define BENCH_PAIR_BATCH 65536
 extern int bench_batch;
 
+/**
+ * BENCH_DEFINE_READ_BATCH(pair) - a side's batch function, read_batch(n),
+ * from its one read pair `static inline long pair(void)` (returns what it
+ * read). A batch of one (the torture loop) is the pair inline, as a real
+ * reader's would be. A longer batch (read pair, reads/s) runs in a loop of
+ * its own function that starts a cache line: a loop of a few bytes runs as
+ * fast as its place allows, and the place is the linker's whim (on the
+ * 2-CPU Xeon of bench/results, the same 15-byte pair loop takes 0.67 ns a
+ * pair where it straddles two 64-byte lines and 0.36 ns elsewhere), so
+ * every side's loop is placed alike: at the start of an aligned function.
+ */
+#define BENCH_DEFINE_READ_BATCH(pair)                                           \
+	static __attribute__((noinline, aligned(64))) long pair##_loop(int n)   \
+	{                                                                        \
+		long sum = 0;                                                    \
+									 \
+		for (int i = 0; i < n; i++)                                      \
+			sum += pair();                                           \
+		return sum;                                                      \
+	}                                                                        \
+	static long read_batch(int n)                                            \
+	{                                                                        \
+		return n == 1 ? pair() : pair##_loop(n);                         \
+	}
+
 /** The object readers dereference. */
 struct bench_obj {
 	long value;

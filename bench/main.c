@@ -4,9 +4,12 @@
  * that rotates), raw samples printed as CSV for bench.py to summarise.
  *
  *   rcubench [--quick] [--reps N] [--secs S] [--threads N] [--cbs N]
- *            [--batch N] [--lab2 call_rcu.so] [--lab4 tree_rcu.so] [--lab6 tree.so]
+ *            [--batch N] [--only GROUP] [--lab2 call_rcu.so] [--lab4 tree_rcu.so]
+ *            [--lab6 tree.so]
  *
  * --batch: read pairs between quiescent states for reads/s (default 1024).
+ * --only: one group of metrics (read_pair, reads, torture, sync, callbacks),
+ * e.g. to count one loop's instructions under callgrind.
  *
  * Output lines: metric,side,x,rep,value (x: threads, readers or callbacks).
  * Benchmarks are never tests: nothing here runs in a test suite.
@@ -87,8 +90,14 @@ static int calibrate(double ns_per_iter, double target_ns, int lo, int hi)
 struct opts {
 	int reps, threads, cbs, batch;
 	double secs, sample_ns;
-	const char *lab2, *lab4, *lab6;
+	const char *lab2, *lab4, *lab6, *only;
 };
+
+/* Is metric group @g measured in this run? */
+static bool wanted(const struct opts *o, const char *g)
+{
+	return !o->only || !strcmp(o->only, g);
+}
 
 /* @return 0, or 2 after printing the usage. */
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -112,6 +121,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->batch = atoi(v) > 0 ? atoi(v) : BENCH_BATCH, i++;
 		} else if (!strcmp(a, "--cbs") && v) {
 			o->cbs = atoi(v), i++;
+		} else if (!strcmp(a, "--only") && v) {
+			o->only = v, i++;
 		} else if (!strcmp(a, "--lab2") && v) {
 			o->lab2 = v, i++;
 		} else if (!strcmp(a, "--lab4") && v) {
@@ -120,7 +131,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->lab6 = v, i++;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--reps N] [--secs S] [--threads N] "
-				"[--cbs N] [--batch N] [--lab2 SO] [--lab4 SO] [--lab6 SO]\n", argv[0]);
+				"[--cbs N] [--batch N] [--only GROUP] [--lab2 SO] [--lab4 SO] "
+				"[--lab6 SO]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -155,19 +167,19 @@ static void find_sides(struct sides *sd, const struct opts *o)
 /* Calibrate the update-side loops once (also a warm-up). */
 static void calibrate_sides(struct sides *sd, const struct opts *o)
 {
-	for (int s = 0; s < sd->nrs; s++)
+	for (int s = 0; s < sd->nrs && wanted(o, "sync"); s++)
 		for (int m = 0; m < 3; m++)
 			if (sd->rs[s]->sync_ns)
 				sd->sync_iters[s][m] = calibrate(sd->rs[s]->sync_ns(m, o->threads, 10),
 								 o->sample_ns, 10, 1000000);
-	for (int s = 0; s < sd->ncs; s++) {
+	for (int s = 0; s < sd->ncs && wanted(o, "callbacks"); s++) {
 		/* liburcu starts its call_rcu worker at the first call_rcu(): until
 		 * then its rcu_barrier() has nothing to wait for. */
 		struct cb_result warm;
 
 		sd->cs[s]->run(sd->cs[s], 1000, &warm);
 	}
-	for (int s = 0; s < sd->ncs; s++)
+	for (int s = 0; s < sd->ncs && wanted(o, "callbacks"); s++)
 		sd->barrier_iters[s] = !sd->cs[s]->barrier_empty_ns ? 0 :
 			calibrate(sd->cs[s]->barrier_empty_ns(sd->cs[s], 3), o->sample_ns, 3, 100000);
 }
@@ -177,13 +189,13 @@ static void measure_reads(const struct sides *sd, const struct opts *o, int rep)
 {
 	/* The read pair alone: one reader, quiescent states 64x rarer. */
 	bench_batch = BENCH_PAIR_BATCH;
-	for (int k = 0; k < sd->nrs; k++) {
+	for (int k = 0; k < sd->nrs && wanted(o, "read_pair"); k++) {
 		const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
 
 		emit("read_pair_ns", r->name, 1, rep, 1e9 / r->reads_per_s(1, o->secs));
 	}
 	bench_batch = o->batch;
-	for (int t = 1; t <= o->threads; t++)
+	for (int t = 1; t <= o->threads && wanted(o, "reads"); t++)
 		for (int k = 0; k < sd->nrs; k++) {
 			const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
 
@@ -192,7 +204,7 @@ static void measure_reads(const struct sides *sd, const struct opts *o, int rep)
 	/* The torture read loop: a quiescent state after every pair, an updater
 	 * replacing the object and synchronizing all the while. */
 	bench_batch = 1;
-	for (int k = 0; k < sd->nrs; k++) {
+	for (int k = 0; k < sd->nrs && wanted(o, "torture"); k++) {
 		const struct read_side *r = sd->rs[(k + rep) % sd->nrs];
 
 		if (r->torture_reads_per_s)
@@ -200,7 +212,7 @@ static void measure_reads(const struct sides *sd, const struct opts *o, int rep)
 			     r->torture_reads_per_s(o->threads, o->secs));
 	}
 	bench_batch = o->batch;
-	for (int m = 0; m < 3; m++)
+	for (int m = 0; m < 3 && wanted(o, "sync"); m++)
 		for (int k = 0; k < sd->nrs; k++) {
 			int s = (k + rep) % sd->nrs;
 
@@ -248,7 +260,8 @@ int main(int argc, char **argv)
 	for (int rep = 0; rep < o.reps; rep++) {
 		fprintf(stderr, "bench: repetition %d/%d\n", rep + 1, o.reps);
 		measure_reads(&sd, &o, rep);
-		measure_callbacks(&sd, &o, rep);
+		if (wanted(&o, "callbacks"))
+			measure_callbacks(&sd, &o, rep);
 	}
 	ref_halt();
 	return 0;

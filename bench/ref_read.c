@@ -44,18 +44,17 @@ static struct bench_obj obj = { 1 }, obj2 = { 1 };
 static struct bench_obj *gp;
 static DECLARE_WAIT_QUEUE_HEAD(idle_wq);
 
-static long read_batch(int n)
+static inline long read_pair(void)
 {
-	long sum = 0;
+	rcu_read_lock();
+	struct bench_obj *p = rcu_dereference(gp);
+	long v = p->value;
 
-	for (int i = 0; i < n; i++) {
-		rcu_read_lock();
-		struct bench_obj *p = rcu_dereference(gp);
-		sum += p->value;
-		rcu_read_unlock();
-	}
-	return sum;
+	rcu_read_unlock();
+	return v;
 }
+
+BENCH_DEFINE_READ_BATCH(read_pair)
 
 static void quiescent_state(void)
 {

@@ -11,18 +11,17 @@ static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct bench_obj obj = { 1 };
 static struct bench_obj *gp = &obj;
 
-static long read_batch(int n)
+static inline long read_pair(void)
 {
-	long sum = 0;
+	pthread_rwlock_rdlock(&lock);
+	struct bench_obj *p = __atomic_load_n(&gp, __ATOMIC_RELAXED);
+	long v = p->value;
 
-	for (int i = 0; i < n; i++) {
-		pthread_rwlock_rdlock(&lock);
-		struct bench_obj *p = __atomic_load_n(&gp, __ATOMIC_RELAXED);
-		sum += p->value;
-		pthread_rwlock_unlock(&lock);
-	}
-	return sum;
+	pthread_rwlock_unlock(&lock);
+	return v;
 }
+
+BENCH_DEFINE_READ_BATCH(read_pair)
 
 static struct bench_readers rs;
 

@@ -33,18 +33,17 @@ static struct bench_obj *gp = &obj;
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
 
-static long read_batch(int n)
+static inline long read_pair(void)
 {
-	long sum = 0;
+	F(read_lock)();
+	struct bench_obj *p = rcu_dereference(gp);
+	long v = p->value;
 
-	for (int i = 0; i < n; i++) {
-		F(read_lock)();
-		struct bench_obj *p = rcu_dereference(gp);
-		sum += p->value;
-		F(read_unlock)();
-	}
-	return sum;
+	F(read_unlock)();
+	return v;
 }
+
+BENCH_DEFINE_READ_BATCH(read_pair)
 
 #ifdef BENCH_QSBR
 static void quiescent_state(void)

@@ -2,8 +2,9 @@
 #
 # WORKBOOK_CHECKER (cache): "" (plain), asan (AddressSanitizer + UBSan),
 # tsan (ThreadSanitizer; the tests run on the Criterion shim, since TSan
-# cannot run Criterion), valgrind (memcheck following Criterion's workers;
-# each test asks Valgrind at its end, see sim_test_end()).
+# cannot run Criterion), valgrind (memcheck; the tests run on the shim too,
+# one memcheck process per binary run; each test asks Valgrind at its end,
+# see sim_test_end()).
 set(WORKBOOK_CHECKER "" CACHE STRING "Checker the tests run under: none, asan, tsan or valgrind")
 set_property(CACHE WORKBOOK_CHECKER PROPERTY STRINGS "" asan tsan valgrind)
 # For the per-test CTest tests (Workbook.cmake): how much longer than its
@@ -28,8 +29,12 @@ elseif(WORKBOOK_CHECKER STREQUAL "valgrind")
   find_program(WORKBOOK_VALGRIND valgrind REQUIRED)
   # Prefixed to every test command by add_test() (target property
   # CROSSCOMPILING_EMULATOR, initialised from this variable): memcheck with
-  # the flags that follow Criterion's workers; see tools/valgrind-run.
+  # the flags that fail a test on any error or leak; see tools/valgrind-run.
   set(CMAKE_CROSSCOMPILING_EMULATOR "${CMAKE_SOURCE_DIR}/tools/valgrind-run")
+  # The shim's runner forks each test without exec, so a run of a whole
+  # binary is one memcheck process; Criterion's re-executes the binary per
+  # test, a memcheck start-up (2-5 s) each, twice per CTest test.
+  add_compile_definitions(WORKBOOK_SHIM)
   set(WORKBOOK_TIMEOUT_SCALE 5)
   # valgrind-run leaves these out of a whole-binary run; a per-test run names
   # its test (--filter wins), so CTest disables them instead.
@@ -38,9 +43,10 @@ elseif(NOT WORKBOOK_CHECKER STREQUAL "")
   message(FATAL_ERROR "WORKBOOK_CHECKER must be empty, asan, tsan or valgrind, not '${WORKBOOK_CHECKER}'")
 endif()
 
-# The test framework: Criterion, or under tsan the shim that stands in for it
-# under the same imported name, so that common/ and the labs link it unchanged.
-if(WORKBOOK_CHECKER STREQUAL "tsan")
+# The test framework: Criterion, or under tsan and valgrind the shim that
+# stands in for it under the same imported name, so that common/ and the labs
+# link it unchanged.
+if(WORKBOOK_CHECKER STREQUAL "tsan" OR WORKBOOK_CHECKER STREQUAL "valgrind")
   add_library(criterion_shim STATIC "${CMAKE_SOURCE_DIR}/common/src/shim/criterion_shim.c")
   target_include_directories(criterion_shim PUBLIC "${CMAKE_SOURCE_DIR}/common/include")
   target_link_libraries(criterion_shim PUBLIC Threads::Threads)

@@ -16,17 +16,27 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
   mutants        each mutant applied to a copy of solutions/ loses points: at
                  least one test fails, and every test it names in killed_by
   presets        the valgrind, asan and tsan presets on common and on the
-                 solutions (their CTest tests, one lab label at a time; the
-                 seed sweeps with PRESET_SEEDS seeds, the plain stage ran 20)
+                 solutions: each test binary run whole, once (valgrind: one
+                 memcheck process per binary, on the shim; the seed sweeps
+                 with PRESET_SEEDS seeds, the plain stage ran 20), and the
+                 CTest wiring (every test registered, one run through ctest)
   grading        containment: hostile submissions (grading/tests/hostile/),
                  each graded by ./workbook grade, score 0 and no trace left
   docs           both doc editions, link check
+
+Two lanes of stages run at once (two processes): the main lane prints as it
+goes; the side lane (valgrind and asan presets, or with --quick the grading
+containment) prints when it is done. The stage durations give each stage's
+wall and CPU seconds.
 """
+import concurrent.futures
+import fnmatch
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 
@@ -37,6 +47,14 @@ from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
 
 
+def cpu_seconds():
+    """CPU seconds used so far by this process and the children it waited
+    for (user and system). Processes a sandbox reaps itself (bubblewrap's
+    PID namespace) are not counted."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 class Sheet:
     """The PASS/FAIL lines, the per-lab table and the stage clock."""
 
@@ -44,7 +62,8 @@ class Sheet:
         self.passed = self.failed = 0
         self.table = {}
         self.t0 = time.time()
-        self.stages = []          # [title, start, end]
+        self.stages = []          # [title, start, end, cpu at start, cpu at end]
+        self.side_stages = []     # the side lane's (run_side_lane())
 
     def check(self, ok, what, detail=""):
         if ok:
@@ -57,12 +76,13 @@ class Sheet:
     def stage(self, title):
         now = time.time()
         self.end_stage(now)
-        self.stages.append([title, now, None])
+        self.stages.append([title, now, None, cpu_seconds(), None])
         print(f"\n== {title} ({now - self.t0:.0f}s) ==", flush=True)
 
     def end_stage(self, now=None):
         if self.stages and self.stages[-1][2] is None:
             self.stages[-1][2] = now or time.time()
+            self.stages[-1][4] = cpu_seconds()
 
     def row(self, lab):
         return self.table.setdefault(lab.name, {"solutions": "", "starters": "", "mutants": ""})
@@ -122,6 +142,17 @@ def stage_common(sh, sol):
              ", ".join(bad))
 
 
+def stage_bench_builds(sh, sol):
+    """The benchmark program builds (it is never run here): nothing else
+    builds it, and it once stopped linking unnoticed. Without liburcu its
+    target does not exist and there is nothing to prove."""
+    if "rcubench" not in build.ninja_targets(sol):
+        print("note  bench not built: liburcu-dev is not installed", flush=True)
+        return
+    ok, err, _ = build.build(sol, ["rcubench"])
+    sh.check(ok, "bench: rcubench builds and links without warnings (not run)", err)
+
+
 def stage_solutions(sh, labs, sol):
     """Common and every lab against solutions/; the graded results."""
     sh.stage("common and solutions")
@@ -129,6 +160,7 @@ def stage_solutions(sh, labs, sol):
         return None
     ok, err, _ = build.build(sol, ["common_tests"] + [l.target for l in labs])
     sh.check(ok, "build common and solutions without warnings", err)
+    stage_bench_builds(sh, sol)
     stage_common(sh, sol)
     graded = []
     for lab in labs:
@@ -223,8 +255,10 @@ def stage_mutants(sh, labs):
     if os.path.isdir(src):
         shutil.rmtree(src)
     shutil.copytree(SOLUTIONS, src, ignore=shutil.ignore_patterns("mutants"))
+    # No CTest discovery: nothing here runs ctest, and discovery is a Python
+    # run after each of the ~100 relinks (0.2 s of CPU each).
     if not configured(sh, mu_dir, "mutants (a copy of solutions/)", src, "solutions",
-                      werror=False):
+                      werror=False, extra=["-DWORKBOOK_DISCOVER_TESTS=OFF"]):
         return
     build.build(mu_dir, [l.target for l in labs])
     for lab in labs:
@@ -247,23 +281,71 @@ def preset_env(checker):
     return env
 
 
-def failed_tests(ctest_output):
-    """The names in ctest's 'The following tests FAILED:' list."""
-    out = []
-    for ln in ctest_output.splitlines():
-        m = re.match(r"^\s+\d+ - (\S+) \((.*)\)$", ln)
-        if m:
-            out.append(f"{m.group(1)} ({m.group(2)})")
-    return out
-
-
 # Seeds per sweep under each checker (plain runs: 20, sim_seeds_count()).
 PRESET_SEEDS = {"valgrind": 2, "asan": 4, "tsan": 4}
+# Tests a checker leaves out (cmake/Checkers.cmake's WORKBOOK_CTEST_DISABLED,
+# tools/valgrind-run's filter): real threads under memcheck take minutes.
+PRESET_SKIPS = {"valgrind": "*/parallel*"}
+
+
+def preset_binaries(d, labs):
+    """(label, path) of every test binary of build folder D."""
+    return [("common", os.path.join(d, "common", "common_tests"))] + \
+        [(l.label, wbrun.exe_path(d, l)) for l in labs]
+
+
+def run_preset_binary(d, label, exe, checker, env):
+    """Run the whole binary EXE once under CHECKER (valgrind through
+    tools/valgrind-run: one memcheck process, its tests forked, on the shim);
+    (every name, the names run, {name: (passed, messages)} or None, seconds)."""
+    skip = PRESET_SKIPS.get(checker)
+    every = wbrun.list_tests(exe)
+    names = [n for n in every if not (skip and fnmatch.fnmatchcase(n, skip))]
+    runs = os.path.join(d, "runs")
+    os.makedirs(runs, exist_ok=True)
+    report = os.path.join(runs, f"{label}.json")
+    if os.path.exists(report):
+        os.unlink(report)
+    cmd = ([os.path.join(ROOT, "tools", "valgrind-run")] if checker == "valgrind" else []) + \
+        [exe, "--color=never", "-j2", f"--json={report}"]
+    t1 = time.time()
+    with open(os.path.join(runs, f"{label}.log"), "w") as log:
+        try:
+            subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, cwd=runs, timeout=1800)
+        except subprocess.TimeoutExpired:
+            return every, names, None, time.time() - t1
+    return every, names, wbrun.parse_report(report), time.time() - t1
+
+
+def ctest_wiring(sh, d, checker, env, every):
+    """The preset's CTest tests: one per test of each binary (EVERY: label ->
+    names), and one of them (the first of common/) run through CTest with the
+    preset's emulator and environment, to prove the wiring a maintainer's
+    `ctest` uses."""
+    r = subprocess.run(["ctest", "--test-dir", d, "-N"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    m = re.search(r"Total Tests: (\d+)", r.stdout)
+    listed = int(m.group(1)) if m else -1
+    skip = PRESET_SKIPS.get(checker)
+    first = next((n for n in sorted(every.get("common", []))
+                  if not (skip and fnmatch.fnmatchcase(n, skip))), None)
+    one = subprocess.run(["ctest", "--test-dir", d, "-R", f"^common\\.{re.escape(first)}$",
+                          "--output-on-failure", "--no-tests=error"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         stdin=subprocess.DEVNULL) if first else None
+    total = sum(len(v) for v in every.values())
+    ok = listed == total and one is not None and one.returncode == 0
+    sh.check(ok, f"{checker} CTest: {listed} tests registered, common.{first} passes through "
+             "ctest", "" if ok else f"expected {total} registered; " +
+             (one.stdout.strip().splitlines()[-1] if one and one.stdout.strip() else "no run"))
 
 
 def stage_preset(sh, labs, checker):
     """The CHECKER preset (valgrind, asan, tsan) on common and every solution:
-    its CTest tests, one label at a time, with the preset's environment."""
+    each test binary run whole, once, with the preset's environment (two
+    binaries at a time), every test it holds passing (valgrind: all but the
+    parallel ones); then the CTest wiring."""
     sh.stage(f"{checker} preset on common and solutions")
     d = bdir(checker)
     if not configured(sh, d, checker, "solutions", "own", checker=checker):
@@ -276,18 +358,20 @@ def stage_preset(sh, labs, checker):
     # checker they are run for what the checker sees (leaks, overflows, races),
     # which a few seeds show as well as twenty, at a fraction of the cost.
     env.setdefault("WORKBOOK_SEEDS", str(PRESET_SEEDS[checker]))
-    for label in ["common"] + [l.label for l in labs]:
-        t1 = time.time()
-        r = subprocess.run(["ctest", "--test-dir", d, "-L", f"^{label}$", "-j2",
-                            "--output-on-failure", "--no-tests=error"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           stdin=subprocess.DEVNULL)
-        m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", r.stdout)
-        count = f"{int(m.group(3)) - int(m.group(2))}/{m.group(3)} pass, " if m else ""
-        bad = failed_tests(r.stdout)
-        sh.check(r.returncode == 0, f"{checker} {label}: {count}{time.time() - t1:.0f}s",
-                 (", ".join(bad[:6]) or r.stdout.strip().splitlines()[-1:][0] if r.stdout.strip()
-                  else "no output") if r.returncode else "")
+    bins = preset_binaries(d, labs)
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        runs = list(ex.map(lambda b: run_preset_binary(d, b[0], b[1], checker, env), bins))
+    every = {}
+    for (label, _), (names_all, names, res, secs) in zip(bins, runs):
+        every[label] = names_all
+        if res is None:
+            sh.check(False, f"{checker} {label}", "the runner wrote no report (hung or "
+                     f"crashed): {os.path.relpath(os.path.join(d, 'runs', label + '.log'), ROOT)}")
+            continue
+        bad = [n for n in names if not res.get(n, (False,))[0]]
+        sh.check(bool(names) and not bad, f"{checker} {label}: {len(names) - len(bad)}/"
+                 f"{len(names)} pass, {secs:.0f}s", ", ".join(bad[:6]))
+    ctest_wiring(sh, d, checker, env, every)
 
 
 def stage_grading(sh):
@@ -317,6 +401,67 @@ def stage_docs(sh, sol):
 
 # ------------------------------------------------------------------ main
 
+# ------------------------------------------------------------------ lanes
+#
+# Two lanes of stages run at once, each in a process of its own, so that
+# one stage's idle CPU (a single long test, a link) is the other's: the
+# main lane prints as it goes, the side lane's lines come after it. The
+# side lane gets the two heaviest checker presets (or, with --quick, the
+# grading containment), which roughly halves the CPU-seconds between them.
+
+LANE_MARK = "SELFTEST-LANE "
+
+
+def side_stages(quick):
+    return ["grading"] if quick else ["valgrind", "asan"]
+
+
+def run_side_lane(quick):
+    """The side lane (a child process): its stages, then one line
+    LANE_MARK + JSON (counts and stages) for the main lane to merge."""
+    sh = Sheet()
+    labs = all_labs()
+    for st in side_stages(quick):
+        if st == "grading":
+            stage_grading(sh)
+        else:
+            stage_preset(sh, labs, st)
+    sh.end_stage()
+    print(LANE_MARK + json.dumps({"passed": sh.passed, "failed": sh.failed,
+                                  "stages": sh.stages}), flush=True)
+    return 0
+
+
+def start_side_lane(quick):
+    os.makedirs(bdir("lane"), exist_ok=True)
+    log = open(os.path.join(bdir("lane"), "lane.log"), "w+")
+    p = subprocess.Popen([sys.executable, "-B", os.path.abspath(__file__), "--side-lane"] +
+                         (["--quick"] if quick else []), stdout=log,
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT)
+    return p, log
+
+
+def join_side_lane(sh, lane):
+    """Wait for the side lane; print its lines, count its checks, keep its stages."""
+    p, log = lane
+    rc = p.wait()
+    log.seek(0)
+    lines = log.read().splitlines()
+    log.close()
+    done = [ln for ln in lines if ln.startswith(LANE_MARK)]
+    print("\n(the stages below ran beside the ones above)", flush=True)
+    for ln in lines:
+        if not ln.startswith(LANE_MARK):
+            print(ln)
+    if not done:
+        sh.check(False, "side lane of stages", f"ended (status {rc}) without its summary")
+        return
+    d = json.loads(done[-1][len(LANE_MARK):])
+    sh.passed += d["passed"]
+    sh.failed += d["failed"]
+    sh.side_stages = d["stages"]
+
+
 def run(quick=False):
     sh = Sheet()
     try:
@@ -327,20 +472,23 @@ def run(quick=False):
     if not os.path.isdir(SOLUTIONS) or any(
             not os.path.isdir(os.path.join(SOLUTIONS, l.name)) for l in labs):
         raise Fail("selftest needs every lab's solutions/ (this looks like a handout)", 1)
-    build.check_deps()
+    build.check_deps(need_valgrind=not quick)
     stage_manifests(sh, labs)
-    sol = bdir("solutions")
-    graded = stage_solutions(sh, labs, sol)
-    if graded is None:
-        return finish(sh)
-    stage_reports(sh, labs, graded)
-    stage_starters(sh, labs)
-    stage_mutants(sh, labs)
-    if not quick:
-        for checker in ("valgrind", "asan", "tsan"):
-            stage_preset(sh, labs, checker)
-    stage_grading(sh)
-    stage_docs(sh, sol)
+    lane = start_side_lane(quick)
+    try:
+        sol = bdir("solutions")
+        graded = stage_solutions(sh, labs, sol)
+        if graded is not None:
+            stage_reports(sh, labs, graded)
+            stage_starters(sh, labs)
+            stage_mutants(sh, labs)
+            if not quick:
+                stage_preset(sh, labs, "tsan")
+                stage_grading(sh)
+            stage_docs(sh, sol)
+    finally:
+        sh.end_stage()
+        join_side_lane(sh, lane)
     return finish(sh)
 
 
@@ -351,9 +499,18 @@ def finish(sh):
         for name, row in sh.table.items():
             print(f"{name:<24} {row['solutions']:>10} {row['starters']:>10} {row['mutants']:>15}")
     if sh.stages:
-        print("\nstage durations:")
-        for title, start, end in sh.stages:
-            print(f"  {title:<44} {end - start:6.0f}s")
-    print(f"\nselftest took {time.time() - sh.t0:.0f}s")
+        print(f"\nstage durations (wall, CPU; the side lane's beside the main one's): "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} now")
+        for lane, stages in (("main", sh.stages), ("side", sh.side_stages)):
+            for title, start, end, c0, c1 in stages:
+                print(f"  {lane:<5} {title:<44} {end - start:6.0f}s {c1 - c0:6.0f}s CPU")
+    print(f"\nselftest took {time.time() - sh.t0:.0f}s, {cpu_seconds():.0f} CPU-seconds")
     print(f"{sh.passed} passed, {sh.failed} failed", flush=True)
     return 1 if sh.failed else 0
+
+
+if __name__ == "__main__":
+    # The side lane: ./workbook selftest starts this file as a child process.
+    if "--side-lane" in sys.argv[1:]:
+        sys.exit(run_side_lane("--quick" in sys.argv[1:]))
+    sys.exit("selftest.py: run ./workbook selftest")

@@ -12,6 +12,7 @@
  *
  *   mod_lock (module.c) -> S.lock (here) -> trace_lock (trace.c)
  *   slab_lock (slab.c): a leaf, nothing is taken while it is held
+ *   name_lock (module.c, callback_name()'s cache): a leaf too
  *
  * As the code stands: S.lock -> trace_lock is the common case (the scheduler
  * and bug reports trace with S.lock held; a BUG report draws the SVG, which
@@ -42,7 +43,7 @@ struct task_struct {
 	int pid;
 	pthread_t thread;
 	bool has_thread;
-	pthread_cond_t cv;
+	_Atomic uint32_t wake;      /* its thread's doorbell (a futex word, sched.c) */
 	enum task_state state;
 	const char *blocked_on;     /* what it waits for, for reports */
 	const char *file;           /* where it last reached a scheduling point */
@@ -93,8 +94,11 @@ struct sim_irq {
 };
 
 #define SB_MAX 64
+/* Fields written by different CPUs in parallel mode go on different lines. */
+#define SIM_CACHE_LINE 64
 
-struct sim_cpu {
+/* Aligned: one CPU's fast-path fields never share a line with another's. */
+struct __attribute__((aligned(SIM_CACHE_LINE))) sim_cpu {
 	int id;
 	struct task_struct *curr;   /* holder; NULL when idle */
 	struct task_struct *idle;   /* takes interrupts while nobody holds the CPU */
@@ -102,6 +106,9 @@ struct sim_cpu {
 	_Atomic unsigned long qs;   /* quiescent states (atomic) */
 	_Atomic int qs_watchers;    /* parallel mode: tasks asleep on cpu_qs_wq that
 	                               wait for this CPU to move (atomic) */
+	_Atomic int qs_want;        /* parallel mode: a count was read since this
+	                               CPU last counted; its next cond_resched()
+	                               counts (atomic; sched.c) */
 	_Atomic int nr_queued;      /* length of runq, for cond_resched()'s fast
 	                               path (atomic; written under S.lock) */
 	bool irqs_off;
@@ -130,7 +137,13 @@ struct sim_pointhold {
 
 struct sim_state {
 	pthread_mutex_t lock;       /* S.lock: after mod_lock, before trace_lock */
-	struct sim_config cfg;
+	/*
+	 * From here on a line of its own: every read-side hook reads cfg.trace,
+	 * booted and det, which change only at boot, while the lock's line
+	 * moves to whichever CPU takes it (parallel mode: many times per grace
+	 * period). Sharing the line made each rcu_read_lock() a cache miss.
+	 */
+	struct sim_config cfg __attribute__((aligned(SIM_CACHE_LINE)));
 	bool booted;
 	bool ever_booted;           /* a kernel ran in this process: reports name its seed */
 	bool det;

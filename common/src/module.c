@@ -37,6 +37,29 @@ static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *modules;
 static int nr_modules, cap_modules;
 
+/*
+ * callback_name()'s cache. A trace names every callback queued and every one
+ * invoked, and dladdr() searches the symbol tables each time: for a test that
+ * queues 10^5 callbacks, most of its time under memcheck. An address may
+ * change owner when a module is loaded or unloaded, so every entry is dropped
+ * then (names_gen). name_lock is a leaf: nothing is taken while it is held.
+ */
+#define NAME_CACHE 64
+#define NAME_LEN 64     /* more than a trace event keeps (struct trace_ev) */
+static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	rcu_callback_t fn;
+	unsigned long gen;
+	char name[NAME_LEN];
+} name_cache[NAME_CACHE];
+static _Atomic unsigned long names_gen = 1;
+
+/* A module was loaded or unloaded: the names cached so far may be wrong. */
+static void names_forget(void)
+{
+	atomic_fetch_add(&names_gen, 1);
+}
+
 /* module_counts(), by name: they outlive unloads and add up over reloads. */
 #define MAX_COUNTED 16
 static struct { char name[64]; struct module_counts c; } counted[MAX_COUNTED];
@@ -188,6 +211,7 @@ int insmod(const char *path)
 	m->loaded = true;
 	m->exit = exit_fn;
 	dl_iterate_phdr(collect_ranges, &f);
+	names_forget();
 	char tname[64];
 
 	snprintf(tname, sizeof(tname), "%s", m->name);
@@ -202,6 +226,7 @@ int insmod(const char *path)
 		m = module_find(tname, true);
 		m->loaded = false;
 		dlclose(m->handle);
+		names_forget();
 		pthread_mutex_unlock(&mod_lock);
 	}
 	return err;
@@ -223,6 +248,7 @@ static void module_unmap(struct module *m)
 		     PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
 		     -1, 0);
 	m->loaded = false;
+	names_forget();
 	kcsan_modules_changed(); /* its addresses may be reused: forget their lines */
 }
 
@@ -379,18 +405,41 @@ void modules_halt(void)
 	pthread_mutex_unlock(&mod_lock);
 }
 
-const char *callback_name(rcu_callback_t fn)
+/* The name, looked up: its symbol, else its module's name, else "callback". */
+static void callback_lookup(rcu_callback_t fn, char *out)
 {
-	if (__is_kfree_rcu_offset((unsigned long)(uintptr_t)fn))
-		return "kfree_rcu";
 	bool unloaded = false;
 	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
 	Dl_info di;
 	const char *sym = NULL;
 
-	if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
+	if (__is_kfree_rcu_offset((unsigned long)(uintptr_t)fn))
+		sym = "kfree_rcu";   /* an offset, not a function: no symbol to look up */
+	else if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
 		sym = di.dli_sname;
-	return sym ? sym : (mod ? mod : "callback");
+	snprintf(out, NAME_LEN, "%s", sym ? sym : (mod ? mod : "callback"));
+}
+
+const char *callback_name(rcu_callback_t fn)
+{
+	static _Thread_local char out[NAME_LEN];
+	unsigned long gen = atomic_load(&names_gen);
+	unsigned int slot = (unsigned int)(((uintptr_t)fn >> 4) % NAME_CACHE);
+
+	pthread_mutex_lock(&name_lock);
+	if (name_cache[slot].fn == fn && name_cache[slot].gen == gen) {
+		memcpy(out, name_cache[slot].name, NAME_LEN);
+		pthread_mutex_unlock(&name_lock);
+		return out;
+	}
+	pthread_mutex_unlock(&name_lock);
+	callback_lookup(fn, out);
+	pthread_mutex_lock(&name_lock);
+	name_cache[slot].fn = fn;
+	name_cache[slot].gen = gen;
+	memcpy(name_cache[slot].name, out, NAME_LEN);
+	pthread_mutex_unlock(&name_lock);
+	return out;
 }
 
 void rcu_invoke_callback(struct rcu_head *head)

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/compiler.h>
 #include <linux/kthread.h>
 #include <linux/delay.h>
 #include <linux/wait.h>
@@ -42,6 +45,49 @@ void sched_note_progress_locked(void)
 }
 
 static void make_running_locked(struct task_struct *t);
+
+/*
+ * Waking a task's thread. Each thread sleeps on its own futex word,
+ * task_struct.wake, not on a condition variable of S.lock: a hand-over then
+ * costs the giver one FUTEX_WAKE and the taker one FUTEX_WAIT, and the giver
+ * drops S.lock before it wakes the taker, so the taker does not wake straight
+ * into a lock that is still held (a condition variable signalled under S.lock
+ * does: a second sleep and a second wake-up per hand-over). The word is only
+ * a doorbell: what a thread waits for is read under S.lock, and who runs next
+ * is decided there, so the schedule is the same as with any other doorbell.
+ */
+/* <linux/futex.h> cannot be included: it wants the system's <linux/types.h>,
+ * which common/include/linux shadows. The ABI's values: */
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+
+static void task_kick(struct task_struct *t)
+{
+	/*
+	 * Relaxed: the bump only has to change the word's value. A sleeper
+	 * read it under S.lock before it dropped the lock; the kernel's
+	 * FUTEX_WAIT compares that value with the word's, atomically with
+	 * queueing it, so a bump after the read is never missed.
+	 */
+	atomic_fetch_add_explicit(&t->wake, 1, memory_order_relaxed);
+	syscall(SYS_futex, &t->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Sleep until kicked: drop S.lock, ring @next's doorbell if not NULL, wait
+ * on @t's, retake S.lock. May return without a kick: callers re-check what
+ * they wait for, under S.lock, in a loop.
+ */
+static void task_sleep_locked(struct task_struct *t, struct task_struct *next)
+{
+	uint32_t seq = atomic_load_explicit(&t->wake, memory_order_relaxed);
+
+	SIM_UNLOCK();
+	if (next)
+		task_kick(next);
+	syscall(SYS_futex, &t->wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+	SIM_LOCK();
+}
 
 void qs_unwatch_locked(struct task_struct *t)
 {
@@ -98,7 +144,9 @@ static void make_running_locked(struct task_struct *t)
 	t->wakeable = false;
 	S.nr_running++;
 	sched_note_progress_locked();
-	pthread_cond_signal(&t->cv);
+	/* Deterministic mode: it runs when given the token, which kicks it. */
+	if (!S.det)
+		task_kick(t);
 }
 
 static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
@@ -263,12 +311,14 @@ static void det_switch_locked(struct task_struct *self)
 	struct task_struct *next = det_pick_locked();
 
 	S.token = next;
-	if (next != self) {
+	if (next != self)
 		kcsan_swap_out();      /* other CPUs see memory without our buffered stores */
-		pthread_cond_signal(&next->cv);
+	else
+		next = NULL;           /* we go on: nobody to wake */
+	while (!(S.token == self && self->state == TS_RUNNING)) {
+		task_sleep_locked(self, next);
+		next = NULL;
 	}
-	while (!(S.token == self && self->state == TS_RUNNING))
-		pthread_cond_wait(&self->cv, &S.lock);
 	kcsan_swap_in();
 }
 
@@ -279,7 +329,7 @@ static void par_wait_locked(struct task_struct *self)
 			deadlock_locked();
 		if (self->state == TS_RUNNING)
 			break;
-		pthread_cond_wait(&self->cv, &S.lock);
+		task_sleep_locked(self, NULL);
 	}
 }
 
@@ -295,7 +345,7 @@ void sched_wait_locked(struct task_struct *t)
 static void wait_first_turn_locked(struct task_struct *t)
 {
 	while (!(t->state == TS_RUNNING && (!S.det || S.token == t)))
-		pthread_cond_wait(&t->cv, &S.lock);
+		task_sleep_locked(t, NULL);
 }
 
 void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
@@ -330,7 +380,7 @@ static void task_exit_locked(struct task_struct *t)
 		struct task_struct *next = det_pick_locked();
 
 		S.token = next;
-		pthread_cond_signal(&next->cv);
+		task_kick(next);
 	} else if (S.nr_running == 0) {
 		if (!unstick_locked())
 			deadlock_locked();
@@ -363,6 +413,19 @@ static void *task_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A task's stack: 512 KB, not glibc's 8 MB. Every task is a thread, and
+ * tests create and stop thousands of them (a kthread per CPU per scenario);
+ * under memcheck each thread's stack costs in proportion to its size (8 MB:
+ * 21 s of CPU for one lab 4 sweep that takes 2 s at 512 KB and 0.2 s
+ * natively), and glibc keeps only 40 MB of stacks for reuse. The deepest
+ * user is libdw's line-table reader behind KCSAN's reports and student-code
+ * lookups, bounded at about 170 KB (its on-stack tables; 128 KB overflowed
+ * on lab 7); a kernel's own thread stack is 16 KB.
+ */
+#define TASK_STACK_SIZE (512 << 10)
+
+
 struct task_struct *task_create_locked(const char *name, int home, bool idle,
 				       int (*fn)(void *), void *data)
 {
@@ -372,7 +435,6 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 		sim_bug_locked(__FILE__, __LINE__, "out of memory creating a task");
 	snprintf(t->comm, sizeof(t->comm), "%s", name);
 	t->pid = S.next_pid++;
-	pthread_cond_init(&t->cv, NULL);
 	t->state = TS_BLOCKED;
 	t->blocked_on = idle ? "idle" : "its first run";
 	t->cpu = -1;
@@ -388,7 +450,13 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 
 static void task_start_locked(struct task_struct *t)
 {
-	int err = pthread_create(&t->thread, NULL, task_main, t);
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
+	int err = pthread_create(&t->thread, &attr, task_main, t);
+
+	pthread_attr_destroy(&attr);
 
 	if (err)
 		sim_bug_locked(__FILE__, __LINE__, "pthread_create: %s", strerror(err));
@@ -403,6 +471,21 @@ static void livelock_locked(struct task_struct *t, const char *why)
 {
 	sim_bug_locked(t->file ? t->file : "?", t->line,
 		       "livelock: %s (task %s, CPU %d)", why, t->comm, t->cpu);
+}
+
+/*
+ * Parallel mode, a scheduling point of @c's holder @t that is progress (not
+ * cpu_relax()): the watchdog's count, then the interrupts posted to @c.
+ * Per CPU and written by its holder only: no line shared between CPUs on the
+ * readers' fast path.
+ */
+static inline void par_holder_point(struct task_struct *t, struct sim_cpu *c)
+{
+	atomic_store_explicit(&c->progress,
+			      atomic_load_explicit(&c->progress, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (atomic_load_explicit(&c->nr_irqs, memory_order_relaxed))
+		deliver_irqs(t);
 }
 
 void sched_point(const char *file, int line, bool relax)
@@ -435,12 +518,8 @@ void sched_point(const char *file, int line, bool relax)
 	} else if (relax) {
 		sched_yield();
 	} else if (t->cpu >= 0) {
-		/* Per CPU, written by its holder only: no cache line shared
-		 * between CPUs on the readers' fast path (rcu_lock_acquire()). */
-		_Atomic long *p = &cpu_of(t->cpu)->progress;
-
-		atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		par_holder_point(t, cpu_of(t->cpu));
+		return;
 	} else {
 		atomic_fetch_add_explicit(&S.progress, 1, memory_order_relaxed);
 	}
@@ -567,48 +646,102 @@ void schedule(void)
 	sched_point(__FILE__, __LINE__, false);
 }
 
-/*
- * Parallel mode's cond_resched() when nobody waits for this CPU: count the
- * quiescent state without S.lock, and take it only if a grace period sleeps
- * waiting for this CPU. The count is a seq_cst add and the watchers a seq_cst
- * load; a waiter registers (seq_cst) and then re-reads the count before it
- * sleeps (sim_wait_sleep()): one of the two sees the other, so no wake-up is
- * lost. False when the CPU has tasks queued: the caller switches.
- */
-static bool cond_resched_fast(struct task_struct *t)
+/* The quiescent state a count read asked for (see cond_resched_fast()). */
+static __attribute__((noinline)) void qs_report_asked(struct sim_cpu *c,
+							 struct task_struct *t)
 {
-	struct sim_cpu *c;
-
-	if (S.det || t->cpu < 0)
-		return false;
-	c = cpu_of(t->cpu);
-	if (atomic_load_explicit(&c->nr_queued, memory_order_relaxed))
-		return false;
+	/* Relaxed: the add below is the barrier; a request made after this
+	 * store is answered by this add, or stays set for the next quiescent
+	 * state (see cpu_quiescent_count()). */
+	atomic_store_explicit(&c->qs_want, 0, memory_order_relaxed);
 	atomic_fetch_add(&c->qs, 1);
 	if (atomic_load(&c->qs_watchers)) {
 		SIM_LOCK();
 		qs_wake_locked(c, t);
 		SIM_UNLOCK();
 	}
+}
+
+/*
+ * Parallel mode's cond_resched() when no task waits for this CPU: report the
+ * quiescent state without S.lock, and only if someone asked, as the kernel's
+ * rcu_all_qs() does nothing unless a grace period flagged the CPU.
+ *
+ * Asking is reading the count: cpu_quiescent_count() reads c->qs, then sets
+ * c->qs_want. A quiescent state whose load of qs_want misses the request is
+ * not counted, and need not be: the request, and so the count it answers,
+ * come after it, and this CPU's next quiescent state sees the request (a
+ * non-preemptible reader cannot span one, so every reader a grace period
+ * waits for still ends before that one).
+ *
+ * A counted quiescent state is a seq_cst add, a full barrier: the CPU's
+ * read-side accesses before it cannot be seen after it, and its later ones
+ * cannot be done before it (the updater published, then read the count:
+ * without the barrier, a reader's load after the count could still return
+ * what the updater replaced, the store-buffering pattern). Its watchers are
+ * a seq_cst load after the add; a waiter registers (seq_cst) and then re-reads
+ * the count before it sleeps (sim_wait_sleep()): one of the two sees the
+ * other, so no wake-up is lost, and S.lock is taken only when one sleeps.
+ *
+ * An uncounted quiescent state costs a few loads of lines this CPU reads and
+ * rarely anyone writes, and the scheduling point's per-CPU store. The
+ * might_sleep() checks are made here too; when one fails, or the CPU has
+ * tasks queued, this returns false and cond_resched() takes the slow path,
+ * which reports the bug or switches.
+ */
+static inline bool cond_resched_fast(struct task_struct *t)
+{
+	struct sim_cpu *c;
+
+	if (S.det || t->cpu < 0 || !S.booted)
+		return false;
+	c = cpu_of(t->cpu);
+	/*
+	 * READ_ONCE(): two 4-byte loads, which the compiler may not merge
+	 * into one 8-byte load of both neighbours. The read-side hook has just
+	 * stored rcu_depth; a wider load over a narrower store still in flight
+	 * cannot take its value from the store buffer and waits for it to
+	 * drain (measured: the reader loop's cond_resched() took twice as long).
+	 */
+	if (READ_ONCE(t->preempt) || READ_ONCE(t->rcu_depth) || c->hardirq > 0 ||
+	    c->irqs_off || atomic_load_explicit(&c->nr_queued, memory_order_relaxed))
+		return false;
+	if (atomic_load_explicit(&c->qs_want, memory_order_relaxed))
+		qs_report_asked(c, t);
+	t->file = __FILE__;
+	t->line = __LINE__;
+	t->relax_streak = 0;
+	par_holder_point(t, c);
 	return true;
+}
+
+/*
+ * cond_resched() but its fast path: switch, or count under S.lock (always
+ * in deterministic mode), or report what might_sleep() found. Out of line,
+ * so that a compiler that sees the whole program (the benchmark's -flto)
+ * can inline the fast path into a reader's loop, as the kernel's
+ * cond_resched() is a check inline and a call only when there is work.
+ */
+static __attribute__((noinline)) void cond_resched_slow(struct task_struct *t)
+{
+	might_sleep();
+	if (!t)
+		return;
+	SIM_LOCK();
+	if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
+		switch_to_home_locked(t, "cond_resched()");
+	else if (t->cpu >= 0)
+		note_qs_locked(cpu_of(t->cpu), t);
+	SIM_UNLOCK();
+	sched_point(__FILE__, __LINE__, false);
 }
 
 void cond_resched(void)
 {
 	struct task_struct *t = sim_current;
 
-	might_sleep();
-	if (!t)
-		return;
-	if (!cond_resched_fast(t)) {
-		SIM_LOCK();
-		if (t->cpu >= 0 && !list_empty(&cpu_of(t->cpu)->runq))
-			switch_to_home_locked(t, "cond_resched()");
-		else if (t->cpu >= 0)
-			note_qs_locked(cpu_of(t->cpu), t);
-		SIM_UNLOCK();
-	}
-	sched_point(__FILE__, __LINE__, false);
+	if (!t || !cond_resched_fast(t))
+		cond_resched_slow(t);
 }
 
 void migrate_to_cpu(int cpu)
@@ -642,8 +775,23 @@ static void qs_note_read(int cpu)
 
 unsigned long cpu_quiescent_count(int cpu)
 {
-	unsigned long n = atomic_load(&cpu_of(cpu)->qs);
+	struct sim_cpu *c = cpu_of(cpu);
+	unsigned long n = atomic_load(&c->qs);
 
+	/*
+	 * Parallel mode: then ask @cpu to count its next quiescent state
+	 * (cond_resched_fast()); deterministic mode counts every one under
+	 * S.lock. The count is read first (seq_cst load, then the request):
+	 * a request the CPU clears after this read is answered by an add
+	 * after this read, so the count we return still moves. Requested the
+	 * other way round, that add could come before the read and eat the
+	 * request: the CPU would stop counting with the caller waiting.
+	 * A request already set is not set again: if the CPU cleared it
+	 * since, its add comes after our read (it made the count move, or
+	 * our seq_cst load would have seen it and then the clear as well).
+	 */
+	if (!S.det && !atomic_load_explicit(&c->qs_want, memory_order_relaxed))
+		atomic_store(&c->qs_want, 1);
 	qs_note_read(cpu);
 	return n;
 }
@@ -959,7 +1107,6 @@ long sim_halt(void)
 	list_for_each_entry_safe(t, n, &S.tasks, all_node) {
 		if (t->has_thread)
 			pthread_join(t->thread, NULL);
-		pthread_cond_destroy(&t->cv);
 		list_del(&t->all_node);
 		free(t);
 	}

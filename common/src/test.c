@@ -130,7 +130,10 @@ static bool hang_stop;
 static double test_timeout_s(void)
 {
 	double t = SIM_TEST_TIMEOUT;
-#ifndef WORKBOOK_SHIM
+#ifdef WORKBOOK_SHIM
+	if (criterion_shim_timeout() > 0)
+		t = criterion_shim_timeout();
+#else
 	/* Criterion's test records are packed in a section, unaligned: copy. */
 	if (criterion_current_test && criterion_current_test->data) {
 		struct criterion_test_extra_data d;

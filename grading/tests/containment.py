@@ -10,8 +10,10 @@ solution line seen, no process left, the results true). `./workbook
 selftest` runs it as the stage "grading containment"; each check prints one
 PASS or FAIL line with the score and what the attempt saw.
 """
+import concurrent.futures
 import json
 import os
+import queue
 import re
 import secrets
 import shutil
@@ -25,11 +27,17 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from workbook.manifest import all_labs              # noqa: E402
 from workbook.run import read_untrusted              # noqa: E402
+from workbook.sandbox import Sandbox                 # noqa: E402
 import gen_starter                                   # noqa: E402
 
 HOSTILE = os.path.join(HERE, "hostile")
 LAB1 = "01-synchronize-rcu"
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output"]
+# Lab 1's time budget for an appended attack. The attacks act in a
+# constructor, before any test; a detached process that keeps Criterion's
+# runner waiting (left_running, rewrite_results) makes the grader spend the
+# whole budget, which is how it ends such a run, with 120 s or with this.
+ATTACK_BUDGET = 15
 
 
 def copy_starters(dst):
@@ -73,9 +81,10 @@ def make(kind, dst, subst):
     return 1
 
 
-def grade(sub, out, labs, env):
+def grade(sub, out, labs, env, slot=0, budget=None):
+    extra = [f"--slot={slot}"] + ([f"--lab-budget={budget}"] if budget else [])
     r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--impl", sub, "--format",
-                        "json", "--out", out] + labs, stdout=subprocess.PIPE,
+                        "json", "--out", out] + extra + labs, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL, env=env)
     try:
         with open(out) as f:
@@ -84,9 +93,13 @@ def grade(sub, out, labs, env):
         return r, None
 
 
-def hostile_lines(prior="own"):
+def slot_dir(slot, prior="own"):
+    return os.path.join(ROOT, f"build-wb-grade-{prior}-{slot}")
+
+
+def hostile_lines(slot, prior="own"):
     """What the attempts printed (the lab 1 run's log, as the grader left it)."""
-    p = os.path.join(ROOT, f"build-wb-grade-{prior}-0", "runs", "lab1", "graded.log")
+    p = os.path.join(slot_dir(slot, prior), "runs", "lab1", "graded.log")
     try:
         text = read_untrusted(p).decode("utf-8", "replace")
     except OSError:
@@ -133,74 +146,98 @@ def checks(sandbox=None):
 
 
 def _checks(tmp, env, sandbox):
+    """Each grading on a slot of its own, two at a time where the sandbox
+    keeps them apart (bubblewrap: a PID namespace each; the user sandbox
+    kills every process of its one user after each run, so one at a time);
+    the results in the order of the attacks."""
     secret = solution_lines()
-    # 1. exit_group at the top of every student function, all labs.
+    jobs = [("exit_group", None)] + [(k, ATTACK_BUDGET) for k in APPENDED]
+    parallel = Sandbox(sandbox).kind == "bwrap"
+    slots = queue.Queue()
+    for i in range(2 if parallel else 1):
+        slots.put(i)
+
+    def run(job):
+        slot = slots.get()
+        try:
+            if job[0] == "exit_group":
+                return [exit_group_check(tmp, env, slot)]
+            return [attack_check(job[0], tmp, env, slot, secret)]
+        finally:
+            slots.put(slot)
+    with concurrent.futures.ThreadPoolExecutor(slots.qsize()) as ex:
+        for results in ex.map(run, jobs):
+            yield from results
+
+
+def exit_group_check(tmp, env, slot):
+    """exit_group at the top of every student function, all labs."""
     sub = os.path.join(tmp, "exit_group")
     n = make("exit_group", sub, {})
-    r, res = grade(sub, os.path.join(tmp, "exit_group.json"), [], env)
+    r, res = grade(sub, os.path.join(tmp, "exit_group.json"), [], env, slot)
     if res is None:
-        yield False, "exit_group", f"grading failed: {r.stdout.strip()[-300:]}"
-    else:
-        early = sum(1 for lab in res["labs"] for t in lab["tests"]
-                    if "ended before its last assertion" in t["output"])
-        iso = res.get("isolation", "?").split(" ")[0]
-        yield (res["score"] == 0,
-               f"exit_group at the top of {n} student functions: {res['score']}/"
-               f"{res['max_score']} ({iso}); {early} test(s) Criterion passed were failed "
-               f"as 'ended before its last assertion'", "" if res["score"] == 0 else
-               "points given: " + ", ".join(f"{t['name']}" for lab in res["labs"]
-                                            for t in lab["tests"] if t["passed"]))
-    # 2. constructors, lab 1.
-    for kind in APPENDED:
-        mark = f"rculabs-hostile-{secrets.token_hex(4)}"
-        sub = os.path.join(tmp, kind)
-        out = os.path.join(tmp, "results", kind, "results.json")
-        os.makedirs(os.path.dirname(out))
-        make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark})
-        r, res = grade(sub, out, [LAB1], env)
-        # The grade command has returned: whatever the attack left is here now.
-        if res is None:
-            yield False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
-            continue
-        saw = hostile_lines()
-        left = marked_processes(mark)
-        score = f"{res['score']}/{res['max_score']}"
-        iso = res.get("isolation", "?").split(" ")[0]
-        problems = [] if res["score"] == 0 else [f"scored {score}"]
-        if left:
-            problems.append(f"process(es) {left} still running")
-            for pid in left:
-                try:
-                    os.kill(pid, 9)
-                except OSError:
-                    pass
-        if kind == "write_outside":
-            paths = [f"{ROOT}/labs/HOSTILE-{mark}", f"{ROOT}/HOSTILE-{mark}",
-                     f"{ROOT}/build-wb-grade-own-0/lab1_tests.HOSTILE-{mark}"]
-            tmp_file = f"/tmp/HOSTILE-{mark}"
-            if iso == "bwrap":
-                paths.append(tmp_file)
-            elif os.path.exists(tmp_file):
-                saw.append(f"(user sandbox: {tmp_file} written: the host /tmp is shared)")
-                os.unlink(tmp_file)
-            written = [p for p in paths if os.path.exists(p)]
-            problems += [f"{p} written" for p in written]
-            for p in written:
-                os.unlink(p)
-        if kind == "read_solutions":
-            seen = [l for l in saw if "READ" in l]
-            blob = json.dumps(res)
-            leaked = [l for l in secret if l in blob]
-            problems += [f"read: {l}" for l in seen] + [f"in the report: {l}" for l in leaked[:3]]
-        if kind == "rewrite_results":
-            with open(out) as f:
-                now = json.load(f)
-            if now.get("score") != 0 or "labs" not in now:
-                problems.append(f"results file rewritten: {json.dumps(now)[:80]}")
-        if not saw and kind != "rewrite_results":
-            problems.append("the attack printed nothing: did it run?")
-        yield (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),
-               "; ".join(problems))
+        return False, "exit_group", f"grading failed: {r.stdout.strip()[-300:]}"
+    early = sum(1 for lab in res["labs"] for t in lab["tests"]
+                if "ended before its last assertion" in t["output"])
+    iso = res.get("isolation", "?").split(" ")[0]
+    return (res["score"] == 0,
+            f"exit_group at the top of {n} student functions: {res['score']}/"
+            f"{res['max_score']} ({iso}); {early} test(s) Criterion passed were failed "
+            f"as 'ended before its last assertion'", "" if res["score"] == 0 else
+            "points given: " + ", ".join(f"{t['name']}" for lab in res["labs"]
+                                         for t in lab["tests"] if t["passed"]))
+
+
+def attack_check(kind, tmp, env, slot, secret):
+    """A constructor appended to lab 1's rcu.c, graded on lab 1 alone."""
+    mark = f"rculabs-hostile-{secrets.token_hex(4)}"
+    sub = os.path.join(tmp, kind)
+    out = os.path.join(tmp, "results", kind, "results.json")
+    os.makedirs(os.path.dirname(out))
+    make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark})
+    r, res = grade(sub, out, [LAB1], env, slot, ATTACK_BUDGET)
+    # The grade command has returned: whatever the attack left is here now.
+    if res is None:
+        return False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
+    saw = hostile_lines(slot)
+    left = marked_processes(mark)
+    score = f"{res['score']}/{res['max_score']}"
+    iso = res.get("isolation", "?").split(" ")[0]
+    problems = [] if res["score"] == 0 else [f"scored {score}"]
+    if left:
+        problems.append(f"process(es) {left} still running")
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+    if kind == "write_outside":
+        paths = [f"{ROOT}/labs/HOSTILE-{mark}", f"{ROOT}/HOSTILE-{mark}",
+                 f"{slot_dir(slot)}/lab1_tests.HOSTILE-{mark}"]
+        tmp_file = f"/tmp/HOSTILE-{mark}"
+        if iso == "bwrap":
+            paths.append(tmp_file)
+        elif os.path.exists(tmp_file):
+            saw.append(f"(user sandbox: {tmp_file} written: the host /tmp is shared)")
+            os.unlink(tmp_file)
+        written = [p for p in paths if os.path.exists(p)]
+        problems += [f"{p} written" for p in written]
+        for p in written:
+            os.unlink(p)
+    if kind == "read_solutions":
+        seen = [l for l in saw if "READ" in l]
+        blob = json.dumps(res)
+        leaked = [l for l in secret if l in blob]
+        problems += [f"read: {l}" for l in seen] + [f"in the report: {l}" for l in leaked[:3]]
+    if kind == "rewrite_results":
+        with open(out) as f:
+            now = json.load(f)
+        if now.get("score") != 0 or "labs" not in now:
+            problems.append(f"results file rewritten: {json.dumps(now)[:80]}")
+    if not saw and kind != "rewrite_results":
+        problems.append("the attack printed nothing: did it run?")
+    return (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),
+            "; ".join(problems))
 
 
 def main(argv):

@@ -34,6 +34,8 @@ Instructors
                               grade every entry of DIR: grades.csv (a row each) plus reports
         [--lab-budget SECONDS] at most this long running one lab's tests (default 120);
                               submission code always runs sandboxed (docs/instructors.md)
+        [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0): two
+                              grade commands at once need two slots (a busy one is refused)
   handout OUT [--release LAB...]
                               the student distribution (no solutions/, quiz answers, mutants)
 Maintainers
@@ -97,6 +99,7 @@ def main(argv):
     s.add_argument("--batch")
     s.add_argument("-j", "--jobs", type=int, default=1)
     s.add_argument("--lab-budget", type=float, default=None)
+    s.add_argument("--slot", type=int, default=0)
     s.add_argument("labs", nargs="*")
     s = sub.add_parser("handout")
     s.add_argument("out")

@@ -10,6 +10,7 @@ submission could have written to in the grader's place.
 """
 import concurrent.futures
 import csv
+import fcntl
 import hashlib
 import os
 import re
@@ -59,6 +60,19 @@ class Slot:
         self.prior = prior
         self.configured = False
         self.sandbox = sandbox
+
+    def claim(self):
+        """Hold this slot's folder for this process (released when it ends):
+        a second grade command in the same folder would scrub and rebuild
+        the first one's submission under it."""
+        os.makedirs(self.dir, exist_ok=True)
+        self._lock = open(os.path.join(self.dir, ".workbook-slot.lock"), "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise Fail(f"{os.path.relpath(self.dir, ROOT)} is in use by another grade command: "
+                       "give this one another --slot", 1)
+        return self
 
     def scrub(self):
         """Nothing of the previous submission stays: its staged files, the
@@ -238,7 +252,10 @@ def cmd_grade(a):
     hide = [os.path.dirname(os.path.abspath(a.out))] if a.out else []
     sb = Sandbox(hide=hide)
     t0 = time.time()
-    results = grade_labs(impl, labs, a.prior, Slot("0", a.prior, sb), JOBS, budget)
+    if a.slot < 0:
+        raise Fail(f"--slot {a.slot}: a slot is a number from 0")
+    slot = Slot(str(a.slot), a.prior, sb).claim()
+    results = grade_labs(impl, labs, a.prior, slot, JOBS, budget)
     # Every sandboxed process is gone (each step reaped its own): only now
     # the results are written, by us, where the submission could not write.
     write_out(a.out, render(a.format, results, time.time() - t0, isolation=sb.describe()))
@@ -286,7 +303,7 @@ def grade_batch(a, labs, budget):
         say("isolation 'user' (no namespaces): grading one submission at a time, since "
             "parallel submissions would run as the same user")
         jobs = 1
-    slots = [Slot(str(i), a.prior, first if i == 0 else Sandbox(first.kind, hide))
+    slots = [Slot(str(i), a.prior, first if i == 0 else Sandbox(first.kind, hide)).claim()
              for i in range(jobs)]
     free = list(slots)
     lock = threading.Lock()

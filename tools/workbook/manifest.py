@@ -17,6 +17,9 @@ lab.json, format 1:
   tests       [{name: "suite/test", points: int, hint: str,
                 timeout?: seconds (DEFAULT_TIMEOUT), visibility?: str}]
   hints       [str], layered hints for ./workbook hint (required, non-empty)
+  check_seeds int, 1..SEEDS: how many seeds each seed sweep runs in the
+              student's check, status and watch (optional; default: all
+              SEEDS, what grade and selftest always run)
   format      1                                      (required)
 """
 import difflib
@@ -29,12 +32,14 @@ from .common import Fail, LABS, ROOT, SOLUTIONS
 
 FORMAT = 1
 DEFAULT_TIMEOUT = 60          # seconds a test may run, unless its "timeout" says
+SEEDS = 20                    # seeds per sweep (common/src/test.c, sim_seeds_count())
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 
 # key: (type, required); a type of list means "a list of that"
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "files": ([str], True), "uses": ([str], False),
-            "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True)}
+            "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
+            "check_seeds": (int, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
@@ -146,6 +151,8 @@ def validate(where, m, folder):
             raise Fail(f"{at} ({t['name']}): 'timeout' must be > 0 seconds")
         if t.get("visibility", "visible") not in VISIBILITY:
             raise Fail(f"{at} ({t['name']}): 'visibility' must be one of {', '.join(VISIBILITY)}")
+    if not 1 <= m.get("check_seeds", SEEDS) <= SEEDS:
+        raise Fail(f"{where}: 'check_seeds' must be 1..{SEEDS}, not {m['check_seeds']}")
     total = sum(t["points"] for t in m["tests"])
     if total != 100:
         raise Fail(f"{where}: tests' points add up to {total}, not 100")
@@ -216,6 +223,7 @@ class Lab:
         self.modules = list(m.get("modules", []))
         self.tests = list(m["tests"])
         self.hints = list(m["hints"])
+        self.check_seeds = m.get("check_seeds", SEEDS)
         self.target = f"{self.label}_tests"
         self.max_points = sum(t["points"] for t in self.tests)
 

@@ -10,7 +10,7 @@ import time
 
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
-from .manifest import cited_todos, find_lab, select_labs
+from .manifest import SEEDS, cited_todos, find_lab, select_labs
 from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
 
@@ -57,9 +57,13 @@ RUN_ENV = ("WORKBOOK_SEED", "WORKBOOK_SEEDS", "WORKBOOK_MODE", "WORKBOOK_SCHED",
            "WORKBOOK_PCT_DEPTH", "WORKBOOK_PCT_STEPS", "WORKBOOK_SCHEDULE")
 
 
-def run_env():
-    """The RUN_ENV variables set (and not empty) here."""
-    return {k: os.environ[k] for k in RUN_ENV if os.environ.get(k)}
+def run_env(lab=None):
+    """The RUN_ENV variables set (and not empty) here; for LAB, its check_seeds
+    as WORKBOOK_SEEDS unless the user set how many seeds run."""
+    env = {k: os.environ[k] for k in RUN_ENV if os.environ.get(k)}
+    if lab is not None and "WORKBOOK_SEEDS" not in env and lab.check_seeds < SEEDS:
+        env["WORKBOOK_SEEDS"] = str(lab.check_seeds)
+    return env
 
 
 def run_lab(bdir, lab, only_test=None, echo=False, names=None):
@@ -74,7 +78,7 @@ def run_lab(bdir, lab, only_test=None, echo=False, names=None):
         names = [only_test]
     clear_traces(lab, names)
     res, logs = run_tests(exe, names, os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS, echo,
-                          run_env(), trace_dir=os.path.join(ROOT, "traces"))
+                          run_env(lab), trace_dir=os.path.join(ROOT, "traces"))
     return res, "", logs
 
 
@@ -93,6 +97,15 @@ def clear_traces(lab, names):
                 os.unlink(os.path.join(d, f))
             except OSError:
                 pass
+
+
+def seeds_note(lab):
+    """What a student's run of LAB leaves out of the grade's, or ''."""
+    if lab.check_seeds >= SEEDS or os.environ.get("WORKBOOK_SEEDS") or \
+            os.environ.get("WORKBOOK_SEED"):
+        return ""
+    return (f"each seed sweep ran {lab.check_seeds} of the {SEEDS} seeds the grade runs "
+            f"(WORKBOOK_SEEDS={SEEDS} ./workbook check {lab.name} runs them all)")
 
 
 def first_failing(lab, res):
@@ -249,6 +262,9 @@ def cmd_status(a):
             for m in res[nxt["name"]][1][:1]:
                 say(f"{'':<34}{m}")
     say(f"{'total':<24} {'':>7} {total:>4}/{maxt:<3}")
+    for lab in labs:
+        if seeds_note(lab):
+            say(f"{lab.name}: {seeds_note(lab)}")
     say("details: ./workbook check LAB   hints: ./workbook hint LAB")
     return 0
 
@@ -315,6 +331,8 @@ def cmd_check(a):
     pts, passed = score_lab(lab, res)
     say(f"{len(res) - len(failed)}/{len(res)} tests pass, {pts}/{lab.max_points} points"
         + (f" ({len(skipped)} not run)" if skipped else ""))
+    if seeds_note(lab) and not a.test:
+        say(f"note: {seeds_note(lab)}")
     if failed:
         t = first_failing(lab, res) or lab.test(failed[0]) or {"name": failed[0]}
         say(f"next: {next_step(lab, t, res[t['name']][1])}")

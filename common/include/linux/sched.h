@@ -91,7 +91,10 @@ void schedule(void);
  * cond_resched() - a place where a long-running task may be switched out.
  * Reports a quiescent state for this CPU (as the kernel's cond_resched()
  * does for RCU), and switches only if another task waits for this CPU.
- * Same rules as schedule().
+ * Same rules as schedule(). In parallel mode, when nothing waits for the CPU
+ * and no grace period asked for its quiescent state (cpu_quiescent_count()),
+ * it takes no lock and no atomic read-modify-write: it does not promise to
+ * order anything then, nor to wake anyone.
  */
 void cond_resched(void);
 
@@ -136,6 +139,12 @@ void migrate_to_cpu(int cpu);
  * A grace period that begins when the count is N is over for this CPU once
  * the count differs from N or the CPU is idle. The count only grows; it says
  * nothing of *which* task switched.
+ *
+ * Does not promise to count every cond_resched(): in parallel mode one is
+ * counted only if this CPU's count was read since its last counted one (as
+ * Linux's rcu_all_qs() reports nothing unless a grace period asked). What it
+ * does promise: after a read, the count moves at this CPU's next quiescent
+ * state (deterministic mode counts every one).
  */
 unsigned long cpu_quiescent_count(int cpu);
 

@@ -1,10 +1,13 @@
 /**
  * @file criterion_shim.h
- * @brief A small stand-in for Criterion, for the `tsan` preset.
+ * @brief A small stand-in for Criterion, for the `tsan` and `valgrind` presets.
  *
- * ThreadSanitizer cannot run Criterion 2.4.1 (it aborts at start-up), so the
- * tsan build compiles the very same test files against this header (test.h
- * includes it when WORKBOOK_SHIM is defined). It implements the subset the
+ * ThreadSanitizer cannot run Criterion 2.4.1 (it aborts at start-up), and
+ * under Valgrind Criterion re-executes the binary for every test, one more
+ * memcheck start-up (seconds) per test; so those builds compile the very
+ * same test files against this header (test.h includes it when
+ * WORKBOOK_SHIM is defined). Its runner forks each test without exec: one
+ * checker process per binary run. It implements the subset the
  * workbook's tests use: Test(suite, name, .init, .fini, .timeout, .signal,
  * .exit_code, .description, .disabled), TestSuite(), cr_assert()/cr_expect()
  * and their _eq/_neq/_lt/_leq/_gt/_geq/_null/_not_null/_str_eq/_str_neq
@@ -14,8 +17,10 @@
  * body and .fini ran to their end with no failed assertion (or, with
  * .signal, if it died of that signal). The runner ends with Criterion's line
  * `[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N`.
- * Options: --filter GLOB (suite/name), --list, -jN/--jobs N, --timeout S,
- * --json=FILE, --color=..., --verbose.
+ * Options: --filter GLOB (suite/name; extended globs too, such as
+ * tools/valgrind-run's, which leaves the parallel tests out; the last one
+ * given wins), --list, -jN/--jobs N, --timeout S, --json=FILE, --color=...,
+ * --verbose.
  * @ingroup control
  */
 #ifndef SIM_CRITERION_SHIM_H
@@ -51,6 +56,14 @@ void criterion_shim_register_suite(struct criterion_shim_test *s);
 /** Record an assertion; on failure print it and, if @p fatal, end the test. */
 void criterion_shim_assert(bool ok, bool fatal, const char *file, int line,
 			   const char *expr, const char *fmt, ...);
+/**
+ * criterion_shim_timeout() - in a test: the seconds it may run before the
+ * runner kills it (its .timeout or its suite's, at most --timeout, times 5
+ * under Valgrind and 3 under ThreadSanitizer); 0 outside a test. Not part of
+ * Criterion. Does not promise the kill comes at that second: the runner
+ * looks every few milliseconds, and a loaded machine runs it late.
+ */
+double criterion_shim_timeout(void);
 /** Print a log line (`[----] ...`) at @p level ("INFO", "WARN", "ERROR"). */
 void criterion_shim_log(const char *level, const char *fmt, ...);
 

@@ -1,5 +1,6 @@
 /*
- * criterion_shim.c - the runner behind criterion_shim.h (tsan preset).
+ * criterion_shim.c - the runner behind criterion_shim.h (tsan and valgrind
+ * presets).
  *
  * Rule kept here: a test passes only if the forked child that ran it says so
  * through a pipe after its body and .fini returned with no failed
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <valgrind/valgrind.h>
 #include <sim/criterion_shim.h>
 #include "../json_str.h"
 
@@ -35,8 +37,25 @@ static struct criterion_shim_test *tests;
 static struct criterion_shim_test *suites;
 static size_t ntests;
 
+/*
+ * How many times longer a test may run under a checker that slows all code
+ * down: memcheck (the valgrind preset) and ThreadSanitizer (tsan), the factors
+ * of cmake/Checkers.cmake's WORKBOOK_TIMEOUT_SCALE, which CTest's own limits
+ * use. Unscaled, a test's time-out meant for a plain build fired under a
+ * loaded machine's memcheck before CTest's.
+ */
+static double timeout_scale(void)
+{
+#ifdef __SANITIZE_THREAD__
+	return 3;
+#else
+	return RUNNING_ON_VALGRIND ? 5 : 1;
+#endif
+}
+
 /* Child state. */
 static jmp_buf test_jmp;
+static double child_limit;      /* its time-out in seconds, scaled */
 static bool in_body;
 static pthread_t test_thread;
 static volatile int failures;
@@ -111,8 +130,25 @@ void criterion_shim_log(const char *level, const char *fmt, ...)
 	fprintf(stderr, "[----] %s: %s\n", level, msg);
 }
 
-static void __attribute__((noreturn)) run_child(struct criterion_shim_test *t, int fd)
+double criterion_shim_timeout(void)
 {
+	return child_limit;
+}
+
+/* Seconds test @t may run: its time-out (or 300), at most --timeout, scaled. */
+static double test_limit(const struct criterion_shim_test *t, double max_timeout)
+{
+	double limit = t->timeout > 0 ? t->timeout : 300;
+
+	if (max_timeout > 0 && max_timeout < limit)
+		limit = max_timeout;
+	return limit * timeout_scale();
+}
+
+static void __attribute__((noreturn)) run_child(struct criterion_shim_test *t, int fd,
+						double limit)
+{
+	child_limit = limit;
 	result_fd = fd;
 	test_thread = pthread_self();
 	if (t->init)
@@ -312,7 +348,7 @@ static struct criterion_shim_test **select_tests(const char *filter, size_t *n)
 
 		inherit_suite(t);
 		snprintf(id, sizeof(id), "%s/%s", t->suite, t->name);
-		if (filter && fnmatch(filter, id, 0))
+		if (filter && fnmatch(filter, id, FNM_EXTMATCH))
 			continue;
 		all[(*n)++] = t;
 	}
@@ -348,18 +384,14 @@ static int start_test(struct run *r, struct criterion_shim_test *t)
 	}
 	if (pid == 0) {
 		close(p[0]);
-		run_child(t, p[1]);
+		run_child(t, p[1], test_limit(t, r->o->max_timeout));
 	}
 	close(p[1]);
 	for (int s = 0; s < r->o->jobs; s++) {
 		if (r->slots[s].t)
 			continue;
-		double limit = t->timeout > 0 ? t->timeout : 300;
-
-		if (r->o->max_timeout > 0 && r->o->max_timeout < limit)
-			limit = r->o->max_timeout;
-		r->slots[s] = (struct slot){ .t = t, .pid = pid, .fd = p[0],
-					     .start = now(), .limit = limit };
+		r->slots[s] = (struct slot){ .t = t, .pid = pid, .fd = p[0], .start = now(),
+					     .limit = test_limit(t, r->o->max_timeout) };
 		break;
 	}
 	r->running++;
