@@ -127,6 +127,21 @@ def stage_manifests(sh, labs):
                  "cleanly (git apply --check)", "; ".join(bad) or ("" if mus else "none"))
     problems = starter_diffs(labs)
     sh.check(not problems, "starters equal what gen-starters derives", "; ".join(problems))
+    stage_classroom(sh)
+
+
+def stage_classroom(sh):
+    """The GitHub Classroom workflow is generated: it must list every lab's tests."""
+    gen = os.path.join(ROOT, "grading", "github-classroom", "make-workflow.py")
+    if not os.path.exists(gen):
+        return
+    r = subprocess.run(["python3", gen], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, stdin=subprocess.DEVNULL)
+    with open(os.path.join(os.path.dirname(gen), "classroom.yml")) as f:
+        same = r.returncode == 0 and f.read() == r.stdout
+    sh.check(same, "grading/github-classroom/classroom.yml equals what make-workflow.py writes",
+             "" if same else "regenerate: python3 grading/github-classroom/make-workflow.py "
+             "> grading/github-classroom/classroom.yml")
 
 
 def stage_common(sh, sol):
