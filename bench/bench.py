@@ -185,6 +185,50 @@ def write_summary(rows, path):
                         "" if r["vs_qsbr"] is None else f"{r['vs_qsbr']:.4g}"])
 
 
+def target_row(rows, metric, side, x=None):
+    """SIDE's row of METRIC (at X; any x when X is None), or None."""
+    return next((v for (m, s, xx), v in rows.items()
+                 if m == metric and s == side and x in (None, xx)), None)
+
+
+def reads_x(rows):
+    """The reader count the reads/s target is judged at: 2, or the largest run."""
+    xs = sorted(x for (m, s, x) in rows if m == "reads_per_s" and s == REF)
+    return (2 if 2 in xs else xs[-1]) if xs else None
+
+
+# (metric, what, sides, against, x, passes(side, ratio)); ratio = side / against, paired.
+# x None: any. The issues the targets come from: 10 (rwlock), 17 (the rest).
+RATIO_TARGETS = (
+    ("read_pair_ns", "read pair <= 1.1x liburcu-qsbr", (REF, NOHOOK), (QSBR,), 1,
+     lambda side, k: k <= 1.1 if side == NOHOOK else None),
+    ("reads_per_s", "reads/s at {x} threads >= 10x pthread_rwlock's", (REF, NOHOOK), (RWLOCK,),
+     reads_x, lambda side, k: k >= 10),
+    ("sync_busy_ns", "synchronize_rcu() with busy readers <= 2x liburcu-memb", (REF, NOHOOK),
+     (MEMB,), None, lambda side, k: k <= 2),
+    ("torture_reads_per_s", "torture reads/s per reader >= 25% of liburcu's", (REF, NOHOOK),
+     (QSBR, MEMB), None, lambda side, k: k >= 0.25),
+)
+
+
+def ratio_target(rows, metric, what, side, against, x, passes):
+    """One line: SIDE's median, each AGAINST side's, the paired ratios."""
+    ref = target_row(rows, metric, side, x)
+    bases = [(b, target_row(rows, metric, b, x)) for b in against]
+    bases = [(b, v) for b, v in bases if v]
+    ks = [(b, paired_ratio(ref["samples"], v["samples"])) for b, v in bases] if ref else []
+    ks = [(b, k) for b, k in ks if k is not None]
+    if not ks:
+        return None
+    f = fmt_rate if metric.endswith("_per_s") else fmt_ns
+    text = (f"{what.format(x=x)}: {side} {f(ref['median'])}, "
+            + ", ".join(f"{'rwlock' if b == RWLOCK else b} {f(v['median'])}" for b, v in bases)
+            + " (paired ratio" + ("s " if len(ks) > 1 else " ")
+            + ", ".join(f"{k:.3g}x" + (f" {b}" if len(ks) > 1 else "") for b, k in ks) + ")")
+    verdicts = [passes(side, k) for _, k in ks]
+    return text, None if None in verdicts else all(verdicts)
+
+
 def targets(rows):
     """Issues 10's and 17's targets: (text, met or None when not measured).
 
@@ -193,50 +237,15 @@ def targets(rows):
     hooks compiled out): the gap between the two is the simulated kernel's.
     """
     out = []
-    qsbr = rows.get(("read_pair_ns", QSBR, 1))
-    for side in (REF, NOHOOK):
-        ref = rows.get(("read_pair_ns", side, 1))
-        if ref and qsbr:
-            k = paired_ratio(ref["samples"], qsbr["samples"])
-            # issue 17: <= 1.1x without the hook; the hook's cost is the simulation's
-            out.append((f"read pair <= 1.1x liburcu-qsbr: {side} "
-                        f"{fmt_ns(ref['median'])}, liburcu-qsbr {fmt_ns(qsbr['median'])} "
-                        f"(paired ratio {k:.3g}x)", k <= 1.1 if side == NOHOOK else None))
-    xs = sorted(x for (m, s, x) in rows if m == "reads_per_s" and s == REF)
-    x = (2 if 2 in xs else xs[-1]) if xs else None
-    for side in (REF, NOHOOK):
-        ref, rw = rows.get(("reads_per_s", side, x)), rows.get(("reads_per_s", RWLOCK, x))
-        if ref and rw:
-            k = paired_ratio(ref["samples"], rw["samples"])
-            out.append((f"reads/s at {x} threads >= 10x pthread_rwlock's: {side} "
-                        f"{fmt_rate(ref['median'])}, rwlock {fmt_rate(rw['median'])} "
-                        f"(paired ratio {k:.3g}x)", k >= 10))
-    memb = next((v for (m, s, x), v in rows.items() if m == "sync_busy_ns" and s == MEMB), None)
-    for side in (REF, NOHOOK):
-        ref = next((v for (m, s, x), v in rows.items() if m == "sync_busy_ns" and s == side),
-                   None)
-        k = paired_ratio(ref["samples"], memb["samples"]) if ref and memb else None
-        if k is not None:
-            out.append((f"synchronize_rcu() with busy readers <= 2x liburcu-memb: {side} "
-                        f"{fmt_ns(ref['median'])}, liburcu-memb {fmt_ns(memb['median'])} "
-                        f"(paired ratio {k:.3g}x)", k <= 2))
-    libs = [(s, v) for (m, s, x), v in rows.items()
-            if m == "torture_reads_per_s" and s in (QSBR, MEMB)]
-    for side in (REF, NOHOOK):
-        ref = next((v for (m, s, x), v in rows.items()
-                    if m == "torture_reads_per_s" and s == side), None)
-        if ref and libs:
-            ks = [(s, paired_ratio(ref["samples"], v["samples"])) for s, v in libs]
-            ks = [(s, k) for s, k in ks if k is not None]
-        if ref and libs and ks:
-            out.append(("torture reads/s per reader >= 25% of liburcu's: "
-                        f"{side} {fmt_rate(ref['median'])}, " +
-                        ", ".join(f"{s} {fmt_rate(v['median'])}" for s, v in libs) +
-                        " (paired ratios " + ", ".join(f"{k:.3g}x {s}" for s, k in ks) + ")",
-                        all(k >= 0.25 for _, k in ks)))
-    lib = rows.get(("barrier_empty_ns", MEMB, 0))
+    for metric, what, sides, against, x, passes in RATIO_TARGETS:
+        x = x(rows) if callable(x) else x
+        for side in sides:
+            line = ratio_target(rows, metric, what, side, against, x, passes)
+            if line:
+                out.append(line)
+    lib = target_row(rows, "barrier_empty_ns", MEMB, 0)
     for side in (LAB4, LAB6):
-        ref = rows.get(("barrier_empty_ns", side, 0))
+        ref = target_row(rows, "barrier_empty_ns", side, 0)
         if ref and lib:
             k = paired_ratio(lib["samples"], ref["samples"])
             out.append((f"rcu_barrier() with nothing queued >= 100x faster than liburcu's: "
@@ -269,7 +278,7 @@ def table(rows, header):
     lines.append("/memb, /qsbr: this side against liburcu's, the median over repetitions of "
                  "the ratio of the two samples taken in the same repetition")
     lines.append("")
-    lines.append("Targets (issue 10)")
+    lines.append("Targets (issues 10 and 17)")
     for text, met in targets(rows):
         tag = "MET    " if met else ("NOT MET" if met is not None else "n/a    ")
         lines.append(f"  [{tag}] {text}")
