@@ -447,6 +447,19 @@ def run_side_lane(quick):
     return 0
 
 
+def die_with_parent():
+    """The side lane ends when the selftest that started it is killed, even by
+    SIGKILL (Linux's PR_SET_PDEATHSIG), instead of running on unwatched."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:
+        sys.exit(1)
+
+
 def start_side_lane(quick):
     os.makedirs(bdir("lane"), exist_ok=True)
     log = open(os.path.join(bdir("lane"), "lane.log"), "w+")
@@ -527,5 +540,6 @@ def finish(sh):
 if __name__ == "__main__":
     # The side lane: ./workbook selftest starts this file as a child process.
     if "--side-lane" in sys.argv[1:]:
+        die_with_parent()
         sys.exit(run_side_lane("--quick" in sys.argv[1:]))
     sys.exit("selftest.py: run ./workbook selftest")

@@ -161,18 +161,6 @@ typedef void (*sim_scenario_fn)(void *arg);
 	}
 
 /**
- * SIM_TEST_FORCED_SEEDS() - SIM_TEST_SEEDS() for a scenario that forces its
- * schedule (sim_forced_config(): deterministic whatever WORKBOOK_MODE says).
- */
-#define SIM_TEST_FORCED_SEEDS(suite, name, scenario, ...)                   \
-	SIM_TEST(suite, name, ##__VA_ARGS__)                                  \
-	{                                                                     \
-		struct sim_config forced = sim_forced_config();               \
-									      \
-		sim_run_seeds(&forced, (scenario), NULL);                     \
-	}
-
-/**
  * sim_run_seeds() - boot with @p base (NULL: sim_default_config()), run
  * @p fn, halt; once per seed.
  *

@@ -653,24 +653,28 @@ static int queue_from_kthread(void *data)
 	return 0;
 }
 
+#define NR_POSTERS 2
+
 SIM_TEST(leak, nothing_left_when_callbacks_ran,
 	 .description = "callbacks queued from tasks and IRQs free "
 			"everything (under Valgrind: no leak, no memory error)")
 {
-	struct task_struct *k[2];
+	struct task_struct *posters[NR_POSTERS];
 
 	sim_boot(NULL);
 	rcu_callbacks_init();
-	k[0] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 2, "poster/2");
-	k[1] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 3, "poster/3");
-	raise_irq(1, queue_from_irq, (void *)100L, "poster_irq");
-	raise_irq(2, queue_from_irq, (void *)100L, "poster_irq");
+	/* Tasks on CPUs 2 and 3, interrupt handlers on CPUs 1 and 2, all at once. */
+	for (int i = 0; i < NR_POSTERS; i++) {
+		posters[i] = kthread_run_on_cpu(queue_from_kthread, (void *)300L, 2 + i,
+						"poster/%u");
+		raise_irq(1 + i, queue_from_irq, (void *)100L, "poster_irq");
+	}
 	sim_run_until_idle();
 	cr_assert_eq(kmem_live_objects(), 0,
 		     "%ld objects still allocated after every callback should have run "
 		     "(callbacks lost or never invoked)", kmem_live_objects());
-	kthread_stop(k[0]);
-	kthread_stop(k[1]);
+	for (int i = 0; i < NR_POSTERS; i++)
+		kthread_stop(posters[i]);
 	rcu_callbacks_exit();
 }
 

@@ -35,30 +35,22 @@ static void run_qq4(struct qq4_run *r, const char *svg_name)
 		  "(TODO 1-3)");
 }
 
-static void qq4_article_sleeping(void *arg)
+/* The article's 2007 barrier (count from 0): early with a sleeping wait, safe with a spinning one. */
+static void qq4_article(void *arg)
 {
-	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = true,
+	bool sleeps = *(bool *)arg;
+	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = sleeps,
 			     .svg_title = "QQ4: count from 0, on_each_cpu() wait sleeps" };
 
-	(void)arg;
-	run_qq4(&r, "qq4-count-from-zero-sleeping-wait");
-	cr_assert(r.returned_while_blocked,
-		  "the article's count-from-zero rcu_barrier() should return early here (CPU 0's "
-		  "marker ran and the count hit zero before CPU 1 counted itself), but it did not: "
-		  "is call_rcu() queueing on the current CPU only, and each CPU's batch waiting "
-		  "for a grace period?");
-}
-
-SIM_TEST_FORCED_SEEDS(qq4, article_count_from_zero_returns_early_when_wait_sleeps,
-		      qq4_article_sleeping,
-		      .description = "Quick Quiz #4's premature return, shown with the 2007 barrier")
-
-static void qq4_article_spinning(void *arg)
-{
-	struct qq4_run r = { .do_barrier = article_rcu_barrier, .ipi_wait_sleeps = false };
-
-	(void)arg;
-	run_qq4(&r, NULL);
+	run_qq4(&r, sleeps ? "qq4-count-from-zero-sleeping-wait" : NULL);
+	if (sleeps) {
+		cr_assert(r.returned_while_blocked,
+			  "the article's count-from-zero rcu_barrier() should return early here "
+			  "(CPU 0's marker ran and the count hit zero before CPU 1 counted "
+			  "itself), but it did not: is call_rcu() queueing on the current CPU "
+			  "only, and each CPU's batch waiting for a grace period?");
+		return;
+	}
 	cr_assert(!r.returned_before_ipi && !r.returned_while_blocked,
 		  "the 2007 barrier returned early although on_each_cpu() waited by spinning: "
 		  "CPU 0 must not pass a quiescent state while it spins");
@@ -66,10 +58,6 @@ static void qq4_article_spinning(void *arg)
 		  "the 2007 barrier never returned, or returned before CPU 1's earlier callback "
 		  "finished, with a spinning on_each_cpu() wait");
 }
-
-SIM_TEST_FORCED_SEEDS(qq4, article_count_from_zero_safe_when_wait_spins,
-		      qq4_article_spinning,
-		      .description = "The 2007 answer: a spinning wait blocks the grace period")
 
 static void qq4_student(void *arg)
 {
@@ -99,19 +87,24 @@ static void qq4_student(void *arg)
 		  "rcu_barrier() returned before CPU 1's earlier callback had finished");
 }
 
-SIM_TEST(qq4, rcu_barrier_when_wait_sleeps,
-	 .description = "Quick Quiz #4's schedule with a sleeping on_each_cpu() wait")
+/* Quick Quiz #4's schedule forced on every seed, its on_each_cpu() wait sleeping or not. */
+static void qq4_seeds(sim_scenario_fn scenario, bool sleeps)
 {
 	struct sim_config cfg = sim_forced_config();
-	bool sleeps = true;
 
-	sim_run_seeds(&cfg, qq4_student, &sleeps);
+	sim_run_seeds(&cfg, scenario, &sleeps);
 }
 
-SIM_TEST(qq4, rcu_barrier_when_wait_spins)
-{
-	struct sim_config cfg = sim_forced_config();
-	bool sleeps = false;
+/*
+ * One Quick Quiz #4 test: @scenario's barrier, with a sleeping or a spinning
+ * wait. The article's 2007 barrier returns early when the wait sleeps (the
+ * premature return the quiz asks about) and is safe when it spins (the 2007
+ * answer); yours must be safe with both.
+ */
+#define QQ4_TEST(name, scenario, sleeps)                                      \
+	SIM_TEST(qq4, name) { qq4_seeds(scenario, sleeps); }
 
-	sim_run_seeds(&cfg, qq4_student, &sleeps);
-}
+QQ4_TEST(article_count_from_zero_returns_early_when_wait_sleeps, qq4_article, true)
+QQ4_TEST(article_count_from_zero_safe_when_wait_spins, qq4_article, false)
+QQ4_TEST(rcu_barrier_when_wait_sleeps, qq4_student, true)
+QQ4_TEST(rcu_barrier_when_wait_spins, qq4_student, false)
