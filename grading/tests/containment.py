@@ -32,6 +32,8 @@ import gen_starter                                   # noqa: E402
 
 HOSTILE = os.path.join(HERE, "hostile")
 LAB1 = "01-synchronize-rcu"
+# Attacks put first in every student function of every lab.
+EVERY_FUNCTION = ["exit_group", "raise_bug_signal"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output"]
 # Lab 1's time budget for an appended attack. The attacks act in a
 # constructor, before any test; a detached process that keeps Criterion's
@@ -54,13 +56,13 @@ def at_each_function(text, line):
     """TEXT with LINE first in every function body (kernel style: a body's
     opening brace alone on its line), and the headers LINE needs."""
     body = re.sub(r"^\{\n", "{\n\t" + line + "\n", text, flags=re.M)
-    return "#include <sys/syscall.h>\n#include <unistd.h>\n" + body
+    return "#include <signal.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n" + body
 
 
 def make(kind, dst, subst):
     copy_starters(dst)
-    if kind == "exit_group":
-        with open(os.path.join(HOSTILE, "exit_group.txt")) as f:
+    if kind in EVERY_FUNCTION:
+        with open(os.path.join(HOSTILE, f"{kind}.txt")) as f:
             line = f.read().strip()
         n = 0
         for lab in all_labs():
@@ -151,7 +153,7 @@ def _checks(tmp, env, sandbox):
     kills every process of its one user after each run, so one at a time);
     the results in the order of the attacks."""
     secret = solution_lines()
-    jobs = [("exit_group", None)] + [(k, ATTACK_BUDGET) for k in APPENDED]
+    jobs = [(k, None) for k in EVERY_FUNCTION] + [(k, ATTACK_BUDGET) for k in APPENDED]
     parallel = Sandbox(sandbox).kind == "bwrap"
     slots = queue.Queue()
     for i in range(2 if parallel else 1):
@@ -160,8 +162,8 @@ def _checks(tmp, env, sandbox):
     def run(job):
         slot = slots.get()
         try:
-            if job[0] == "exit_group":
-                return [exit_group_check(tmp, env, slot)]
+            if job[0] in EVERY_FUNCTION:
+                return [every_function_check(job[0], tmp, env, slot)]
             return [attack_check(job[0], tmp, env, slot, secret)]
         finally:
             slots.put(slot)
@@ -170,20 +172,25 @@ def _checks(tmp, env, sandbox):
             yield from results
 
 
-def exit_group_check(tmp, env, slot):
-    """exit_group at the top of every student function, all labs."""
-    sub = os.path.join(tmp, "exit_group")
-    n = make("exit_group", sub, {})
-    r, res = grade(sub, os.path.join(tmp, "exit_group.json"), [], env, slot)
+# What the grader says of a test Criterion passed but the attack ended.
+CAUGHT_AS = {"exit_group": "ended before its last assertion",
+             "raise_bug_signal": "not from the simulated kernel's BUG path"}
+
+
+def every_function_check(kind, tmp, env, slot):
+    """KIND's line at the top of every student function, all labs."""
+    sub = os.path.join(tmp, kind)
+    n = make(kind, sub, {})
+    r, res = grade(sub, os.path.join(tmp, f"{kind}.json"), [], env, slot)
     if res is None:
-        return False, "exit_group", f"grading failed: {r.stdout.strip()[-300:]}"
-    early = sum(1 for lab in res["labs"] for t in lab["tests"]
-                if "ended before its last assertion" in t["output"])
+        return False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
+    caught = sum(1 for lab in res["labs"] for t in lab["tests"]
+                 if CAUGHT_AS[kind] in t["output"])
     iso = res.get("isolation", "?").split(" ")[0]
-    return (res["score"] == 0,
-            f"exit_group at the top of {n} student functions: {res['score']}/"
-            f"{res['max_score']} ({iso}); {early} test(s) Criterion passed were failed "
-            f"as 'ended before its last assertion'", "" if res["score"] == 0 else
+    return (res["score"] == 0 and caught > 0,
+            f"{kind} at the top of {n} student functions: {res['score']}/"
+            f"{res['max_score']} ({iso}); {caught} test(s) Criterion passed were failed "
+            f"as '{CAUGHT_AS[kind]}'", "" if res["score"] == 0 else
             "points given: " + ", ".join(f"{t['name']}" for lab in res["labs"]
                                          for t in lab["tests"] if t["passed"]))
 

@@ -213,15 +213,68 @@ def expected_ends(exe):
     if srcs in _ENDS:
         return _ENDS[srcs]
     ends = {}
-    decl = re.compile(r"\bSIM_TEST\(\s*(\w+)\s*,\s*(\w+)\s*((?:,[^{]*?)?)\)\s*\{", re.S)
     for path in sorted(glob.glob(srcs)) if srcs else []:
         with open(path, errors="replace") as f:
-            for m in decl.finditer(f.read()):
-                sig = re.search(r"\.signal\s*=\s*(\w+)", m.group(3))
-                ends[f"{m.group(1)}/{m.group(2)}"] = \
-                    SIGNAL_END.get(sig.group(1), "signal " + sig.group(1)) if sig else "end"
+            for suite, name, sig in test_declarations(f.read()):
+                ends[f"{suite}/{name}"] = SIGNAL_END.get(sig, "signal " + sig) if sig else "end"
     _ENDS[srcs] = ends
     return ends
+
+
+_SIM_TEST = re.compile(r"\bSIM_TEST\(\s*(\w+)\s*,\s*(\w+)\s*((?:,[^{]*?)?)\)\s*\{", re.S)
+# A one-line-per-test table: #define ROW(params) \ SIM_TEST(suite, name, ...)
+_ROW_MACRO = re.compile(r"^#define\s+(\w+)\(([^)]*)\)\s*\\\s*\n\s*SIM_TEST\(([^)]*)\)", re.M)
+
+
+def _signal_of(args):
+    sig = re.search(r"\.signal\s*=\s*(\w+)", args)
+    return sig.group(1) if sig else None
+
+
+def _split_args(text, start):
+    """The top-level, comma-separated arguments of the call whose "(" is at
+    TEXT[start] (strings and nested parentheses kept whole)."""
+    args, depth, cur, i, quote = [], 0, "", start + 1, None
+    while i < len(text):
+        c = text[i]
+        if quote:
+            cur += c
+            if c == "\\":
+                cur += text[i + 1]
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "\"'":
+            quote, cur = c, cur + c
+        elif c == "(":
+            depth, cur = depth + 1, cur + c
+        elif c == ")" and depth == 0:
+            return args + [cur.strip()]
+        elif c == ")":
+            depth, cur = depth - 1, cur + c
+        elif c == "," and depth == 0:
+            args, cur = args + [cur.strip()], ""
+        else:
+            cur += c
+        i += 1
+    return args
+
+
+def test_declarations(text):
+    """(suite, name, signal or None) of each test the C source TEXT declares:
+    each SIM_TEST(suite, name, ...) { and each row of a table macro
+    (#define ROW(...) followed by SIM_TEST(p1, p2, .signal = p3, ...) on its
+    next line), whose arguments are read by the macro's parameter names."""
+    decls = [(m.group(1), m.group(2), _signal_of(m.group(3))) for m in _SIM_TEST.finditer(text)]
+    for m in _ROW_MACRO.finditer(text):
+        params = [p.strip() for p in m.group(2).split(",")]
+        inner = [a.strip() for a in m.group(3).split(",")]
+        sig = _signal_of(m.group(3))
+        for row in re.finditer(r"^%s\(" % re.escape(m.group(1)), text, re.M):
+            args = dict(zip(params, _split_args(text, row.end() - 1)))
+            decls.append((args.get(inner[0], inner[0]), args.get(inner[1], inner[1]),
+                          args.get(sig, sig) if sig else None))
+    return decls
 
 
 def new_proof(base):

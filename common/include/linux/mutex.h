@@ -33,6 +33,14 @@ struct mutex {
  */
 void mutex_init(struct mutex *m);
 /**
+ * mutex_trylock() - take @p m only if it is free, without sleeping.
+ * @return 1 if it was free and is now held, 0 otherwise. The kernel allows
+ * it in process context only; this does not check.
+ */
+int mutex_trylock(struct mutex *m);
+/** Simulation only: the implementation behind mutex_lock(); call that. */
+void sim_mutex_lock(struct mutex *m, const char *file, int line);
+/**
  * mutex_lock() - take @p m, sleeping (giving up the CPU) until it is free;
  * waiters get it in the order they asked. Might sleep: a BUG in IRQ
  * context, with preemption or interrupts off, or inside rcu_read_lock().
@@ -42,8 +50,6 @@ void mutex_init(struct mutex *m);
  * ("deadlock"), or as hung while others run, not where the order broke.
  */
 #define mutex_lock(m) sim_mutex_lock((m), __FILE__, __LINE__)
-/** Simulation only: the implementation behind mutex_lock(); call that. */
-void sim_mutex_lock(struct mutex *m, const char *file, int line);
 /**
  * mutex_unlock() - release @p m; the first waiter, if any, now owns it and
  * is woken (it runs later, not before this returns). A release: what the
@@ -51,12 +57,6 @@ void sim_mutex_lock(struct mutex *m, const char *file, int line);
  * unlock; anyone else is a BUG.
  */
 void mutex_unlock(struct mutex *m);
-/**
- * mutex_trylock() - take @p m only if it is free, without sleeping.
- * @return 1 if it was free and is now held, 0 otherwise. The kernel allows
- * it in process context only; this does not check.
- */
-int mutex_trylock(struct mutex *m);
 /**
  * mutex_is_locked() - true while someone holds @p m. A snapshot: by the
  * time the caller acts on it, the answer may be stale.

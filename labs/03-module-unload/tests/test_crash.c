@@ -41,47 +41,29 @@ static void naive_unload(enum naive_exit how, bool check, int sources)
 		r.queued_at_unload);
 }
 
-SIM_TEST(crash, no_wait_named_bug, .signal = BUG_SIGNAL,
-	 .description = "unload with callbacks queued: BUG: callback into unloaded module naivemod")
-{
-	naive_unload(NAIVE_EXIT_NOTHING, true, ALL);
-}
+/*
+ * One wrong exit, one test: naivemod with @sources running, unloaded by the
+ * exit @how, must end with @sig (BUG_SIGNAL: the kernel's named BUG; SIGSEGV:
+ * the same crash with the kernel's check off, a real fault).
+ */
+#define NAIVE_EXIT_TEST(suite, name, how, sources, sig, why)                   \
+	SIM_TEST(suite, name, .signal = sig, .description = why)              \
+	{ naive_unload(how, sig == BUG_SIGNAL, sources); }
 
-SIM_TEST(crash, no_wait_segfault_without_check, .signal = SIGSEGV,
-	 .description = "the same with the kernel's check off: a real SIGSEGV in unmapped code")
-{
-	naive_unload(NAIVE_EXIT_NOTHING, false, ALL);
-}
-
-SIM_TEST(wrong_exit, one_synchronize_rcu, .signal = BUG_SIGNAL,
-	 .description = "synchronize_rcu() waits for a grace period, not for the callbacks")
-{
-	naive_unload(NAIVE_EXIT_ONE_SYNC, true, ALL);
-}
-
-SIM_TEST(wrong_exit, three_synchronize_rcu, .signal = BUG_SIGNAL,
-	 .description = "three back-to-back synchronize_rcu() calls do not help when callbacks are deferred (blimit)")
-{
-	naive_unload(NAIVE_EXIT_THREE_SYNCS, true, ALL);
-}
-
-SIM_TEST(wrong_exit, barrier_before_del_timer_sync, .signal = BUG_SIGNAL,
-	 .description = "the timer queues callbacks behind rcu_barrier()'s")
-{
-	naive_unload(NAIVE_EXIT_BARRIER_BEFORE_TIMER, true, TIMER);
-}
-
-SIM_TEST(wrong_exit, barrier_before_kthread_stop, .signal = BUG_SIGNAL,
-	 .description = "the writer kthread queues callbacks behind rcu_barrier()'s")
-{
-	naive_unload(NAIVE_EXIT_BARRIER_BEFORE_KTHREAD, true, WRITER);
-}
-
-SIM_TEST(wrong_exit, no_fullstop, .signal = BUG_SIGNAL,
-	 .description = "a self-reposting callback re-queues itself behind rcu_barrier()'s")
-{
-	naive_unload(NAIVE_EXIT_NO_FULLSTOP, true, REPOSTERS);
-}
+NAIVE_EXIT_TEST(crash, no_wait_named_bug, NAIVE_EXIT_NOTHING, ALL, BUG_SIGNAL,
+	"unload with callbacks queued: BUG: callback into unloaded module naivemod")
+NAIVE_EXIT_TEST(crash, no_wait_segfault_without_check, NAIVE_EXIT_NOTHING, ALL, SIGSEGV,
+	"the same with the kernel's check off: a real SIGSEGV in unmapped code")
+NAIVE_EXIT_TEST(wrong_exit, one_synchronize_rcu, NAIVE_EXIT_ONE_SYNC, ALL, BUG_SIGNAL,
+	"synchronize_rcu() waits for a grace period, not for the callbacks")
+NAIVE_EXIT_TEST(wrong_exit, three_synchronize_rcu, NAIVE_EXIT_THREE_SYNCS, ALL, BUG_SIGNAL,
+	"three back-to-back synchronize_rcu() calls do not help when callbacks are deferred (blimit)")
+NAIVE_EXIT_TEST(wrong_exit, barrier_before_del_timer_sync, NAIVE_EXIT_BARRIER_BEFORE_TIMER, TIMER,
+	BUG_SIGNAL, "the timer queues callbacks behind rcu_barrier()'s")
+NAIVE_EXIT_TEST(wrong_exit, barrier_before_kthread_stop, NAIVE_EXIT_BARRIER_BEFORE_KTHREAD, WRITER,
+	BUG_SIGNAL, "the writer kthread queues callbacks behind rcu_barrier()'s")
+NAIVE_EXIT_TEST(wrong_exit, no_fullstop, NAIVE_EXIT_NO_FULLSTOP, REPOSTERS, BUG_SIGNAL,
+	"a self-reposting callback re-queues itself behind rcu_barrier()'s")
 
 /* The control: the same module and schedule with the article's exit is clean,
  * so the crashes above come from the exits, not from the test. */
