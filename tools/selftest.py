@@ -396,7 +396,6 @@ def stage_grading(sh):
     if not os.path.isfile(os.path.join(path, "containment.py")):
         sh.check(False, "grading containment", "grading/tests/containment.py is missing")
         return
-    import sys
     sys.path.insert(0, path)
     import containment
     for ok, what, detail in containment.checks():

@@ -149,6 +149,19 @@ void timer_setup(struct timer_list *t, timer_func_t fn, unsigned int flags)
 	t->running = 0;
 }
 
+/* Where a timer armed now fires: the arming task's CPU or, for a task on
+ * no CPU (the test), the first online one (never a CPU that is offline). */
+static int timer_cpu_locked(const struct task_struct *cur)
+{
+	int cpu = 0;
+
+	if (cur && cur->cpu >= 0)
+		return cur->cpu;
+	while (cpu < nr_cpu_ids - 1 && atomic_load(&cpu_of(cpu)->offline))
+		cpu++;
+	return cpu;
+}
+
 int mod_timer(struct timer_list *t, unsigned long expires)
 {
 	struct task_struct *cur = sim_current;
@@ -159,7 +172,7 @@ int mod_timer(struct timer_list *t, unsigned long expires)
 	if (was)
 		list_del_init(&t->entry);
 	t->expires = expires;
-	t->cpu = cur && cur->cpu >= 0 ? cur->cpu : 0;
+	t->cpu = timer_cpu_locked(cur);
 	t->pending = true;
 	list_add_tail(&t->entry, &S.timers);
 	if (expires <= S.now_jiffies)

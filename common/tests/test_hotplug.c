@@ -167,6 +167,20 @@ SIM_TEST(hotplug, timers_of_a_dead_cpu_fire_on_the_control_cpu)
 	cr_assert_eq(cpu_up(2), 0);
 }
 
+SIM_TEST(hotplug, timer_armed_off_cpu_fires_on_an_online_cpu)
+{
+	sim_boot(NULL);
+	cr_assert_eq(cpu_down(0), 0);
+	timer_cpu = -1;
+	timer_setup(&moved_timer, timer_fn, 0);
+	mod_timer(&moved_timer, jiffies + 2);   /* the test runs on no CPU */
+	sim_advance_jiffies(2);
+	sim_run_until_idle();
+	cr_assert_eq(timer_cpu, 1, "a timer the test armed while CPU 0 was offline fired on CPU "
+		     "%d (expected CPU 1, the first online CPU)", timer_cpu);
+	cr_assert_eq(cpu_up(0), 0);
+}
+
 static int holder_fn(void *arg)
 {
 	(void)arg;

@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
+from workbook.common import Fail                     # noqa: E402
 from workbook.manifest import all_labs              # noqa: E402
 from workbook.run import read_untrusted              # noqa: E402
 from workbook.sandbox import Sandbox                 # noqa: E402
@@ -34,7 +35,12 @@ HOSTILE = os.path.join(HERE, "hostile")
 LAB1 = "01-synchronize-rcu"
 # Attacks put first in every student function of every lab.
 EVERY_FUNCTION = ["exit_group", "raise_bug_signal"]
-APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output"]
+APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
+            "redefine_asserts"]
+# The lab 1 file an appended attack goes into (rcu.c unless named here).
+APPENDED_TO = {"redefine_asserts": "rculist.h"}
+# Attacks the grader refuses before building: what its report must say.
+REFUSED_AS = {"redefine_asserts": "redefines cr_assert, a name of the test harness"}
 # Lab 1's time budget for an appended attack. The attacks act in a
 # constructor, before any test; a detached process that keeps Criterion's
 # runner waiting (left_running, rewrite_results) makes the grader spend the
@@ -78,7 +84,7 @@ def make(kind, dst, subst):
         code = f.read()
     for k, v in subst.items():
         code = code.replace(k, v)
-    with open(os.path.join(dst, "labs", LAB1, "rcu.c"), "a") as f:
+    with open(os.path.join(dst, "labs", LAB1, APPENDED_TO.get(kind, "rcu.c")), "a") as f:
         f.write(code)
     return 1
 
@@ -154,7 +160,11 @@ def _checks(tmp, env, sandbox):
     the results in the order of the attacks."""
     secret = solution_lines()
     jobs = [(k, None) for k in EVERY_FUNCTION] + [(k, ATTACK_BUDGET) for k in APPENDED]
-    parallel = Sandbox(sandbox).kind == "bwrap"
+    try:
+        parallel = Sandbox(sandbox).kind == "bwrap"
+    except Fail as e:
+        yield False, "sandbox", str(e)
+        return
     slots = queue.Queue()
     for i in range(2 if parallel else 1):
         slots.put(i)
@@ -206,7 +216,8 @@ def attack_check(kind, tmp, env, slot, secret):
     # The grade command has returned: whatever the attack left is here now.
     if res is None:
         return False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
-    saw = hostile_lines(slot)
+    # A refused attack never ran: the slot's log is an earlier run's.
+    saw = [] if kind in REFUSED_AS else hostile_lines(slot)
     left = marked_processes(mark)
     score = f"{res['score']}/{res['max_score']}"
     iso = res.get("isolation", "?").split(" ")[0]
@@ -241,6 +252,10 @@ def attack_check(kind, tmp, env, slot, secret):
             now = json.load(f)
         if now.get("score") != 0 or "labs" not in now:
             problems.append(f"results file rewritten: {json.dumps(now)[:80]}")
+    if kind in REFUSED_AS:
+        if REFUSED_AS[kind] not in json.dumps(res):
+            problems.append(f"not refused as '{REFUSED_AS[kind]}'")
+        saw.append("refused: " + REFUSED_AS[kind])
     if not saw and kind != "rewrite_results":
         problems.append("the attack printed nothing: did it run?")
     return (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),

@@ -168,15 +168,14 @@ static void rcu_kfree(struct rcu_head *rhp, unsigned long offset)
 }
 
 /*
- * TODO 4: invoke one callback: a kfree_rcu() callback holds no function
+ * Invoke one callback. TODO 4: a kfree_rcu() callback holds no function
  * but the offset of its rcu_head in the object to free
- * (__is_kfree_rcu_offset()): hand those to rcu_kfree(), every other one
- * to rcu_invoke_callback().
+ * (__is_kfree_rcu_offset()): hand those to rcu_kfree() instead.
  */
 static void rcu_invoke(struct rcu_head *rhp)
 {
-	(void)rhp;
 	(void)rcu_kfree;
+	rcu_invoke_callback(rhp);
 }
 
 /*

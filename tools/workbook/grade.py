@@ -93,27 +93,49 @@ class Slot:
                     shutil.rmtree(p)
 
 
-INCLUDE = re.compile(r'^\s*#\s*(?:include|include_next|embed)\s*(.*)$', re.M)
+INCLUDE = re.compile(r'^\s*(?:#|%:)\s*(?:include|include_next|embed)\s*(.*)$', re.M)
+# Names of the test harness (Criterion, sim/test.h, the kernel's BUG and WARN)
+# that a student header must not redefine: the tests include the student's
+# headers, so "#define cr_assert(...)" there would switch the assertions off.
+HARNESS_NAME = re.compile(r'^\s*(?:#|%:)\s*(?:define|undef)\s+((?:cr_|criterion|sim_|SIM_|BUG|WARN)\w*'
+                          r'|Test|TestSuite|ParameterizedTest|assert|_Pragma)\b', re.M)
 
 
-def outside_includes(path):
-    """Why the student file at PATH may read files beyond the workbook's
-    headers (an absolute or ../ include, a computed include, .incbin), or ''."""
+# A string or character literal (kept whole) or a comment (read as a space).
+C_LITERAL_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+                                  r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.S)
+
+
+def preprocessed_lines(text):
+    """TEXT as the preprocessor reads its directives: lines spliced at a
+    backslash-newline, each comment replaced by a space (string and
+    character literals kept, so a "/*" inside one hides nothing)."""
+    return C_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0),
+                                    text.replace("\\\n", ""))
+
+
+def ungradable(path):
+    """Why the student file at PATH cannot be graded as it is, or '': it may
+    read files beyond the workbook's headers (an absolute or ../ include, a
+    computed include, .incbin) or it redefines a name of the test harness."""
     try:
         with open(path, errors="replace") as f:
-            text = f.read()
+            text = preprocessed_lines(f.read())
     except OSError:
         return ""
     for m in INCLUDE.finditer(text):
         arg = m.group(1).strip()
         q = re.match(r'^[<"]([^>"]*)[>"]', arg)
         if not q:
-            return f"computed #include {arg[:40]}"
+            return f"reaches outside the lab (computed #include {arg[:40]})"
         inc = q.group(1)
         if inc.startswith("/") or ".." in inc or "solutions" in inc:
-            return f"#include {arg[:60]}"
+            return f"reaches outside the lab (#include {arg[:60]})"
     if re.search(r"\.incbin|__has_include|\bembed\b", text):
-        return ".incbin/#embed"
+        return "reaches outside the lab (.incbin/#embed)"
+    m = HARNESS_NAME.search(text)
+    if m:
+        return f"redefines {m.group(1)}, a name of the test harness"
     return ""
 
 
@@ -166,10 +188,10 @@ def stage_submission(impl, slot, labs):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             if src and os.path.isfile(src) and not os.path.islink(src):
                 shutil.copyfile(src, dst)
-                bad = outside_includes(dst)
+                bad = ungradable(dst)
                 if bad:
                     missing.setdefault(lab.name, []).append(
-                        f"labs/{lab.name}/{f} reaches outside the lab ({bad}): not graded")
+                        f"labs/{lab.name}/{f} {bad}: not graded")
             else:
                 why = "is a link (not taken)" if src and os.path.islink(src) else "is missing"
                 missing.setdefault(lab.name, []).append(f"labs/{lab.name}/{f} {why}")

@@ -8,7 +8,11 @@ the proof is repetition, and the repetition is CTest's own
 the build discovers. Each mode is only an environment: the same binaries,
 the seeds each test sweeps, WORKBOOK_SCHED=pct for PCT's schedules,
 WORKBOOK_MODE=parallel for real threads (tests that force their schedule
-stay deterministic there). Needs solutions/; writes only its build folder.
+stay deterministic there); nothing else of the caller's WORKBOOK_*
+settings. A deterministic or PCT test sweeps the same seeds every run, so
+its repeats prove it deterministic (one schedule, one result) rather than
+try new schedules; parallel runs differ each time. Needs solutions/;
+writes only its build folder.
 """
 import os
 import re
@@ -18,6 +22,7 @@ import time
 from .build import build, configure, first_error
 from .common import Fail, JOBS, ROOT, SOLUTIONS, say
 from .manifest import all_labs, find_lab
+from .run import clean_env
 
 MODES = {
     "deterministic": {},
@@ -42,10 +47,7 @@ def ctest_summary(out):
 
 
 def soak_label(bdir, label, mode, runs):
-    env = dict(os.environ, **MODES[mode])
-    for k in ("WORKBOOK_SEED", "WORKBOOK_SCHED", "WORKBOOK_MODE"):
-        if k not in MODES[mode]:
-            env.pop(k, None)
+    env = clean_env(MODES[mode])
     t0 = time.time()
     r = subprocess.run(["ctest", "--test-dir", bdir, "-L", f"^{label}$", "-j", str(JOBS),
                         "--repeat", f"until-fail:{runs}", "--output-on-failure"],
@@ -59,6 +61,10 @@ def soak_label(bdir, label, mode, runs):
     if not ok:
         tail = r.stdout[-4000:]
         say("      " + tail.replace("\n", "\n      "))
+        setting = " ".join(f"{k}={v}" for k, v in MODES[mode].items())
+        for name in failed:
+            say(f"      replay: {setting + ' ' if setting else ''}ctest --test-dir "
+                f"{os.path.relpath(bdir, ROOT)} -R '^{re.escape(name)}$' --output-on-failure")
     return ok
 
 

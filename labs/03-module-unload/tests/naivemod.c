@@ -122,6 +122,7 @@ static void naive_exit(void)
 		stop_writer();
 		del_timer_sync(&naive_timer);
 		rcu_barrier();
+		rcu_barrier();  /* a re-post from a callback running at fullstop (Quick Quiz 3.10) */
 		break;
 	}
 }
