@@ -40,6 +40,7 @@ static void waits_for_reader(void *arg)
 	struct task_struct *rk = start_held_reader(&r, rcpu, "reader");
 
 	cr_assert(READ_ONCE(r.inside), "the reader did not get inside rcu_read_lock()");
+	long gp_starts = trace_count(TR_GP_START), gp_ends = trace_count(TR_GP_END);
 	struct task_struct *uk = start_updater(&u, ucpu, "updater");
 
 	cr_assert(READ_ONCE(u.started), "the updater did not start");
@@ -62,6 +63,12 @@ static void waits_for_reader(void *arg)
 		  "seed %llu: synchronize_rcu() on CPU %d did not return after the only "
 		  "pre-existing reader (CPU %d) left; the other CPUs were idle",
 		  SEED, ucpu, rcpu);
+	/* The timeline's grace periods, which lab 6's tests count too. */
+	cr_assert(trace_count(TR_GP_START) == gp_starts + 1 && trace_count(TR_GP_END) == gp_ends + 1,
+		  "one synchronize_rcu() marked %ld grace-period start(s) and %ld end(s) for the "
+		  "timeline: expected one of each (TODO 3: trace_rcu_gp(1, seq) first, "
+		  "trace_rcu_gp(0, seq) before it returns)", trace_count(TR_GP_START) - gp_starts,
+		  trace_count(TR_GP_END) - gp_ends);
 	kthread_stop(uk);
 	kthread_stop(rk);
 }

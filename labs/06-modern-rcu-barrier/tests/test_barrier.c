@@ -74,8 +74,9 @@ static void only_cpus_with_callbacks(void *arg)
 	(void)arg;
 	lab6_begin();
 	start_barrier(&idle, 0, NULL);
-	cr_assert(READ_ONCE(idle.returned), "rcu_barrier() on a system with no callbacks at all "
-		  "did not return at once");
+	cr_assert(READ_ONCE(idle.returned), "seed %llu: rcu_barrier() on a system with no "
+		  "callbacks at all did not return at once: with no marker linked, nothing is left "
+		  "to wait for (TODO 7)", (unsigned long long)sim_seed());
 	cr_assert(!since(TR_IPI_SEND, ipis) && !since(TR_GP_START, gps),
 		  "rcu_barrier() with no callbacks queued anywhere sent %ld cross-call(s) and "
 		  "waited for %ld grace period(s): a CPU whose list is empty (->len 0) has "
@@ -124,6 +125,11 @@ static void not_yet_done(void *arg)
 		       "0 may be skipped, and ->len counts a callback until it has been invoked "
 		       "(TODO 3: when ->len drops; TODO 7: the skip)");
 	release_slow(&running);
+	cr_assert(READ_ONCE(idle_lazy[0].times) == 1 && READ_ONCE(idle_lazy[1].times) == 1,
+		  "seed %llu: CPU 1's two lazy callbacks, queued before the barrier, ran %d and %d "
+		  "time(s) by the time CPU 3's callback had finished: the marker behind them must "
+		  "hurry them, and rcuc/1 be woken to see it (TODO 6)", (unsigned long long)sim_seed(),
+		  READ_ONCE(idle_lazy[0].times), READ_ONCE(idle_lazy[1].times));
 	cr_assert(idle_lazy[1].seq > idle_lazy[0].seq && idle_lazy[0].ran_on == 1,
 		  "CPU 1's lazy callbacks ran out of order or elsewhere (TODO 1-3)");
 	finish(&bc, "CPU 3's running callback and CPU 1's lazy ones had run");

@@ -138,6 +138,12 @@ static void barrier_hurries(void *arg)
 	start_barrier(&bc, 0, lazies_done);
 	if (!READ_ONCE(bc.returned)) {
 		trace_mark("virtual time runs on");
+		msleep(LAZY_FLUSH_JIFFIES + 10);
+		cr_assert(READ_ONCE(bc.returned), "seed %llu: rcu_barrier() with only lazy callbacks "
+			  "queued (on CPUs 1 and 2) had not returned %d jiffies later, past the lazy "
+			  "flush timer: its markers wait behind the lazy callbacks, and nothing "
+			  "hurried or flushed them (TODO 6: rcu_barrier_entrain(); TODO 2: the "
+			  "flush timer)", (unsigned long long)sim_seed(), LAZY_FLUSH_JIFFIES + 10);
 		barrier_caller_stop(&bc);
 		cr_assert_fail("rcu_barrier() with only lazy callbacks queued (on CPUs 1 and 2) did not "
 			"return before virtual time had to move: it returned %lu jiffies after it "

@@ -78,7 +78,9 @@ static void shared_barrier(void *arg)
 	slow_cb_release(&blocker);
 	sim_run_until_idle();
 	for (int i = 0; i < 3; i++)
-		cr_assert(READ_ONCE(bc[i].returned), "rcu_barrier() #%d of 3 never returned", i + 1);
+		cr_assert(READ_ONCE(bc[i].returned), "seed %llu: rcu_barrier() #%d of 3 never "
+			  "returned once CPU 1's callback had run (TODO 5: the sequence's end; "
+			  "TODO 7: the wait)", (unsigned long long)sim_seed(), i + 1);
 	ran = (rcu_barrier_sequence() - seq0) / 2;
 	cr_assert_eq(ran, 2ul,
 		     "seed %llu: 3 callers, %lu barriers that did their work (rcu_barrier_sequence() "
