@@ -37,9 +37,8 @@ static int scan;                /* --scan: try every seed, report each */
 /* The configuration every scenario boots with: deterministic, our seed. */
 __attribute__((unused)) static struct sim_config config(void)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
-	cfg.mode = SIM_DETERMINISTIC;
 	cfg.seed = seed;
 	return cfg;
 }

@@ -448,10 +448,14 @@ def run_side_lane(quick):
 
 def die_with_parent():
     """The side lane ends when the selftest that started it is killed, even by
-    SIGKILL (Linux's PR_SET_PDEATHSIG), instead of running on unwatched."""
+    SIGKILL (Linux's PR_SET_PDEATHSIG), instead of running on unwatched; and
+    so does all it started (its memcheck and asan runs): it leads a process
+    group of its own, and SIGTERM kills that group."""
+    import signal
+    os.setpgrp()
+    signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
     try:
         import ctypes
-        import signal
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return

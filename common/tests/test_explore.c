@@ -17,9 +17,8 @@
 
 static struct sim_config explore_config(void)
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
-	cfg.mode = SIM_DETERMINISTIC;
 	cfg.races = false;      /* the lost update itself is what these look for */
 	return cfg;
 }

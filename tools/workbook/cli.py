@@ -34,8 +34,9 @@ Instructors
                               grade every entry of DIR: grades.csv (a row each) plus reports
         [--lab-budget SECONDS] at most this long running one lab's tests (default 120);
                               submission code always runs sandboxed (docs/instructors.md)
-        [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0): two
-                              grade commands at once need two slots (a busy one is refused)
+        [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0; a batch
+                              with -j J takes N..N+J-1): two grade commands at once need
+                              different slots (a busy one is refused)
   handout OUT [--release LAB...]
                               the student distribution (no solutions/, quiz answers, mutants)
 Maintainers

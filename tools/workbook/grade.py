@@ -264,6 +264,8 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
 
 
 def cmd_grade(a):
+    if a.slot < 0:
+        raise Fail(f"--slot {a.slot}: a slot is a number from 0")
     labs = select_labs(a.labs)
     budget = float(getattr(a, "lab_budget", None) or LAB_BUDGET)
     if a.batch:
@@ -274,8 +276,6 @@ def cmd_grade(a):
     hide = [os.path.dirname(os.path.abspath(a.out))] if a.out else []
     sb = Sandbox(hide=hide)
     t0 = time.time()
-    if a.slot < 0:
-        raise Fail(f"--slot {a.slot}: a slot is a number from 0")
     slot = Slot(str(a.slot), a.prior, sb).claim()
     results = grade_labs(impl, labs, a.prior, slot, JOBS, budget)
     # Every sandboxed process is gone (each step reaped its own): only now
@@ -325,7 +325,8 @@ def grade_batch(a, labs, budget):
         say("isolation 'user' (no namespaces): grading one submission at a time, since "
             "parallel submissions would run as the same user")
         jobs = 1
-    slots = [Slot(str(i), a.prior, first if i == 0 else Sandbox(first.kind, hide)).claim()
+    # Slots a.slot .. a.slot + jobs - 1: a second batch at once takes another --slot.
+    slots = [Slot(str(a.slot + i), a.prior, first if i == 0 else Sandbox(first.kind, hide)).claim()
              for i in range(jobs)]
     free = list(slots)
     lock = threading.Lock()

@@ -91,7 +91,10 @@ static inline void sim_rcu_barrier_marked(void)
 #define synchronize_rcu() sim_synchronize_rcu_marked()
 /** In tests: rcu_barrier() marks its return on the timeline. */
 #define rcu_barrier() sim_rcu_barrier_marked()
+#endif
 
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
 /**
  * sim_call_rcu_on() - from the test's own task, which holds no CPU between
  * steps: take @p cpu, call_rcu(@p head, @p func) there, and give the CPU up
@@ -107,7 +110,6 @@ static inline void sim_call_rcu_on(int cpu, struct rcu_head *head, rcu_callback_
 	call_rcu(head, func);
 	migrate_to_cpu(-1);
 }
-#endif
 
 /**
  * sim_kthread_run_held() - how a test stops a task where it wants it: hold

@@ -91,7 +91,6 @@ static int downer_fn(void *arg)
 	struct downer *d = arg;
 
 	d->ret = cpu_down(d->cpu);
-	WRITE_ONCE(d->done, 1);
 	return 0;
 }
 
@@ -99,7 +98,6 @@ void downer_start(struct downer *d, unsigned int cpu, int on)
 {
 	d->cpu = cpu;
 	d->ret = 1;
-	d->done = 0;
 	d->task = kthread_run_on_cpu(downer_fn, d, (unsigned int)on, "downer");
 }
 

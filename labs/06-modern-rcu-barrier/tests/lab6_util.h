@@ -59,7 +59,6 @@ void stamp_cb_func(struct rcu_head *rh);
 struct downer {
 	unsigned int cpu;
 	int ret;
-	int done;
 	struct task_struct *task;
 };
 void downer_start(struct downer *d, unsigned int cpu, int on);
