@@ -11,8 +11,8 @@
  * CPU changes its list (interrupts off); once the CPU is offline, only
  * holders of rcu_state.barrier_lock do, and the hotplug callback moves the
  * whole list behind a live CPU's. A barrier links each marker first and
- * counts it after, so its own count is 2: one marker may be linked and run
- * before it is counted.
+ * counts it after, so its own count must keep the completion off while a
+ * marker that is linked but not yet counted runs.
  *
  * Grace periods come from lab 1 (synchronize_rcu() in rcu.c). This file
  * replaces lab 4's call_rcu() and rcu_barrier().
@@ -76,7 +76,7 @@ static struct rcu_state {
 	struct mutex barrier_mutex;      /* one barrier's work at a time */
 	spinlock_t barrier_lock;         /* offline CPUs' lists, barrier_seq_snap, starts */
 	unsigned long barrier_sequence;  /* odd while a barrier runs; +2 per barrier */
-	atomic_t barrier_cpu_count;      /* markers not yet invoked, plus 2 */
+	atomic_t barrier_cpu_count;      /* markers not yet invoked, plus the barrier's own */
 	struct completion barrier_completion;
 } rcu_state;
 
@@ -507,9 +507,10 @@ void rcu_barrier(void)
 	 * TODO 5: snapshot the sequence before anything else; under
 	 * barrier_mutex, return at once if a barrier that started after the
 	 * snapshot has ended meanwhile (its work covers yours).
-	 * TODO 7: start the sequence and set the count to 2 (under
-	 * barrier_lock); see to every possible CPU, counting each marker
-	 * linked; drop the 2; wait for the completion; end the sequence.
+	 * TODO 7: start the sequence and set the barrier's own count (under
+	 * barrier_lock; lab 4 started at 1: see step 5 of the handout); see to
+	 * every possible CPU, counting each marker linked; drop the barrier's
+	 * own count; wait for the completion; end the sequence.
 	 */
 	/* BEGIN SOLUTION */
 	unsigned long s = rcu_seq_snap(&rcu_state.barrier_sequence);
