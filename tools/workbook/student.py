@@ -10,6 +10,7 @@ import time
 
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
+from .grade import ungradable
 from .manifest import SEEDS, cited_todos, find_lab, select_labs
 from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
@@ -293,6 +294,10 @@ def cmd_check(a):
             say(f"{n}  ({t.get('points', 0)} points)")
         return 0
     say(f"== {lab.name}: {lab.title} ==")
+    for f in lab.files:
+        why = ungradable(os.path.join(LABS, lab.name, f))
+        if why:
+            warn(f"labs/{lab.name}/{f} {why}: the grader will not grade this lab")
     quick = [t["name"] for t in lab.tests if not is_stress(t)]
     stress = [t["name"] for t in lab.tests if is_stress(t)]
     if a.test or getattr(a, "all", False):
