@@ -107,7 +107,11 @@ function(workbook_add_lab labdir)
   target_link_libraries(${label}_tests PRIVATE simkernel)
   target_compile_definitions(${label}_tests PRIVATE WORKBOOK_LAB="${name}")
   # Student code (and what the tests' files expand of it) seen access by access.
-  workbook_kcsan_instrument(${label}_tests "" "${student}")
+  string(JSON race_watch ERROR_VARIABLE no_race_watch GET "${json}" race_watch)
+  if(no_race_watch)
+    set(race_watch OFF)
+  endif()
+  workbook_kcsan_instrument(${label}_tests "" "${student}" ${race_watch})
 
   # Modules: shared objects built from student files (possibly another lab's),
   # or, with "dir": "tests", from the lab's own tests folder.

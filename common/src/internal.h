@@ -223,6 +223,12 @@ void kcsan_forget_range(const void *p, size_t n);
 bool kcsan_store_buffered(void *p, long v, size_t size);
 void kcsan_modules_changed(void);
 const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n);
+/* watch.c: data races, KCSAN's way (kcsan.c calls it at each student access) */
+enum { WATCH_WRITE = 1, WATCH_MARKED = 2 };
+void watch_boot(void);
+void watch_check(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
+int watch_begin(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
+void watch_end(int slot);
 /* sched.c, for kcsan.c: an access of student code may switch tasks */
 void sched_access_point(struct task_struct *t);
 

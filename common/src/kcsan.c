@@ -628,6 +628,7 @@ void kcsan_boot(uint64_t seed)
 	memset(kc_irq_at, 0, sizeof(kc_irq_at));
 	atomic_store(&kc_armed, 0);
 	kcsan_drain();
+	watch_boot();
 	kc_nbuffers = 0;
 	kc.reg = 0;
 	kc.depth = 0;
@@ -725,12 +726,18 @@ static void student_point(struct task_struct *t, struct kc_slot *s)
 	} else if ((__atomic_add_fetch(&kc_par_count, 1, __ATOMIC_RELAXED) & 1023) == 0) {
 		sched_yield();
 	}
+}
+
+/* Interrupts pending on the task's CPU are taken between two accesses. */
+static inline void take_irqs(struct task_struct *t)
+{
 	if (t->cpu >= 0 &&
 	    atomic_load_explicit(&cpu_of(t->cpu)->nr_irqs, memory_order_relaxed))
 		deliver_irqs(t);
 }
 
-enum { KC_READ = 0, KC_WRITE = 1, KC_ATOMIC = 2 };
+/* An access's type: a read unless KC_WRITE; KC_ATOMIC and KC_VOLATILE are marked. */
+enum { KC_READ = 0, KC_WRITE = WATCH_WRITE, KC_ATOMIC = WATCH_MARKED, KC_VOLATILE = 4 };
 
 static void split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
 {
@@ -830,9 +837,19 @@ static inline struct task_struct *student_access(uintptr_t pc, const void *p, si
 
 	if (class_of_access(s) != KC_STUDENT)
 		return NULL;
-	student_point(t, s);
+	int slot = -1;
+
+	if (p && S.det && S.cfg.race_watch) {
+		int wtype = (type & (KC_WRITE | KC_ATOMIC)) | ((type & KC_VOLATILE) ? WATCH_MARKED : 0);
+
+		watch_check(t, pc, p, size, wtype);
+		slot = watch_begin(t, pc, p, size, wtype);
+	}
+	student_point(t, s);   /* in progress while switched out here */
+	watch_end(slot);
+	take_irqs(t);
 	if (p && kc_nbuffers && S.det && S.cfg.races && t->cpu >= 0)
-		check_races(t, pc, p, size, type);
+		check_races(t, pc, p, size, type & (KC_WRITE | KC_ATOMIC));
 	return t;
 }
 
@@ -889,8 +906,8 @@ void __tsan_func_exit(void *unused)
 	void __tsan_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
 	void __tsan_unaligned_read##n(void *p) { plain_access(PC(), p, n, KC_READ); }  \
 	void __tsan_unaligned_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
-	void __tsan_volatile_read##n(void *p) { plain_access(PC(), p, n, KC_READ); }  \
-	void __tsan_volatile_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE); } \
+	void __tsan_volatile_read##n(void *p) { plain_access(PC(), p, n, KC_READ | KC_VOLATILE); }  \
+	void __tsan_volatile_write##n(void *p) { plain_access(PC(), p, n, KC_WRITE | KC_VOLATILE); } \
 	void __tsan_read##n##_pc(void *p, void *pc) { plain_access((uintptr_t)pc, p, n, KC_READ); } \
 	void __tsan_write##n##_pc(void *p, void *pc) { plain_access((uintptr_t)pc, p, n, KC_WRITE); }
 

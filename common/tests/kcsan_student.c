@@ -93,3 +93,27 @@ void ks_wait_flag(long *flag)
 	while (!*flag)
 		;
 }
+
+/* Wrong on purpose where another CPU writes *p: a plain load. */
+long ks_load_plain(long *p)
+{
+	return *p;
+}
+
+/* A marked load: never a data race against a marked store. */
+long ks_load_once(long *p)
+{
+	return READ_ONCE(*p);
+}
+
+/* A marked store. */
+void ks_store_once(long *p, long v)
+{
+	WRITE_ONCE(*p, v);
+}
+
+/* A plain store of an aligned word (taken as atomic, as KCSAN takes it). */
+void ks_store_plain(long *p, long v)
+{
+	*p = v;
+}

@@ -38,5 +38,9 @@ void ks_push_irqsafe(struct ks_queue *q, struct ks_node *n);
 void ks_locked_inc(struct ks_counter *c);
 void ks_racy_inc(struct ks_counter *c);
 void ks_wait_flag(long *flag);
+long ks_load_plain(long *p);
+long ks_load_once(long *p);
+void ks_store_once(long *p, long v);
+void ks_store_plain(long *p, long v);
 
 #endif

@@ -464,3 +464,93 @@ SIM_TEST(kcsan, locked_counter_is_never_reported)
 			     (unsigned long long)seed);
 	}
 }
+
+/* ---- data races, KCSAN's way: an access in progress (watch.c) ------------ */
+
+enum watch_op { LOAD_PLAIN, LOAD_ONCE, STORE_PLAIN, STORE_ONCE };
+
+struct watch_access {
+	long *p;
+	enum watch_op op;
+	long seen;
+};
+
+static int watch_task(void *arg)
+{
+	struct watch_access *a = arg;
+
+	switch (a->op) {
+	case LOAD_PLAIN:
+		a->seen = ks_load_plain(a->p);
+		break;
+	case LOAD_ONCE:
+		a->seen = ks_load_once(a->p);
+		break;
+	case STORE_PLAIN:
+		ks_store_plain(a->p, 1);
+		break;
+	case STORE_ONCE:
+		ks_store_once(a->p, 1);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * CPU 1 stops in the middle of its access @first (held at it, as KCSAN's
+ * watchpoint delays it); meanwhile CPU 2 makes the access @second to the
+ * same word. Returns normally when no race was reported.
+ */
+static void overlap(enum watch_op first, enum watch_op second, bool watch)
+{
+	struct sim_config cfg = det_config();
+	static long x;
+	struct watch_access a = { &x, first, -1 }, b = { &x, second, -1 };
+
+	x = 0;
+	cfg.race_watch = watch;
+	sim_boot(&cfg);
+	sim_hold_access(1, 1);
+	struct task_struct *ka = kthread_run_on_cpu(watch_task, &a, 1, "first");
+
+	sim_run_until_idle();
+	cr_assert_eq(sim_tasks_at_point(SIM_ACCESS_POINT), 1, "CPU 1 never reached its access");
+	kthread_stop(kthread_run_on_cpu(watch_task, &b, 2, "second"));
+	sim_release_point(SIM_ACCESS_POINT);
+	kthread_stop(ka);
+	cr_assert_eq(sim_halt(), 0);
+}
+
+SIM_TEST(kcsan, plain_read_in_progress_against_marked_write_is_a_race,
+	 .signal = BUG_SIGNAL)
+{
+	if (!sim_kcsan_enabled())
+		raise(BUG_SIGNAL);      /* nothing to see without the instrumentation */
+	sim_expect_bug("KCSAN: data-race in ks_load_plain / ks_store_once");
+	overlap(LOAD_PLAIN, STORE_ONCE, true);
+}
+
+SIM_TEST(kcsan, plain_read_in_progress_against_plain_write_is_a_race,
+	 .signal = BUG_SIGNAL)
+{
+	if (!sim_kcsan_enabled())
+		raise(BUG_SIGNAL);
+	sim_expect_bug("KCSAN: data-race in ks_load_plain / ks_store_plain");
+	overlap(LOAD_PLAIN, STORE_PLAIN, true);
+}
+
+SIM_TEST(kcsan, accesses_that_do_not_conflict_are_never_reported)
+{
+	NEED_KCSAN();
+	overlap(LOAD_ONCE, STORE_ONCE, true);   /* both marked */
+	overlap(LOAD_ONCE, STORE_PLAIN, true);  /* a plain aligned word store is taken as atomic */
+	overlap(LOAD_PLAIN, LOAD_PLAIN, true);  /* two reads */
+	overlap(LOAD_PLAIN, LOAD_ONCE, true);
+	overlap(STORE_PLAIN, LOAD_ONCE, true);  /* an aligned word store is never watched */
+}
+
+SIM_TEST(kcsan, race_watch_off_reports_nothing)
+{
+	NEED_KCSAN();
+	overlap(LOAD_PLAIN, STORE_ONCE, false);
+}

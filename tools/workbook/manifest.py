@@ -20,6 +20,10 @@ lab.json, format 1:
   check_seeds int, 1..SEEDS: how many seeds each seed sweep runs in the
               student's check, status and watch (optional; default: all
               SEEDS, what grade and selftest always run)
+  race_watch  bool: the simulated kernel watches student code's plain
+              accesses for data races, as KCSAN does (common/src/watch.c;
+              optional, default false while the memory model is turned on
+              lab by lab)
   format      1                                      (required)
 """
 import difflib
@@ -39,7 +43,7 @@ VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
-            "check_seeds": (int, False)}
+            "check_seeds": (int, False), "race_watch": (bool, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),

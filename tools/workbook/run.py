@@ -476,6 +476,38 @@ def _rel(text):
     return re.sub(r"(?:\.\./)+(labs|solutions|common)/", r"\1/", text)
 
 
+RACE_ACCESS = re.compile(r"(read|write)( \(marked\))? to \S+ of (\d+) bytes by task (\S+) "
+                         r"\(pid \d+\) on cpu (-?\d+):$")
+
+
+def race_accesses(lines, start):
+    """The two accesses of the KCSAN report whose headline is line START (the
+    report is framed by lines of "="), each as one line: kind, task, CPU,
+    file:line and function."""
+    out = []
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("=====")),
+               len(lines))
+    for i in range(start, end):
+        m = RACE_ACCESS.match(lines[i].strip())
+        if not m:
+            continue
+        fn, where, note = "", "", ""
+        for nx in lines[i + 1:end]:
+            t = nx.strip()
+            if not t:
+                break
+            if re.search(r"\S:\d+$", t):
+                where = t
+            elif t.startswith("("):
+                note = t.strip("()")
+            else:
+                fn = t
+        out.append(f"{m.group(1)}{m.group(2) or ''} of {m.group(3)} bytes by {m.group(4)} "
+                   f"on CPU {m.group(5)} at {where or '?'}" + (f" in {fn}()" if fn else "") +
+                   (f": {note}" if note else ""))
+    return out[:2]
+
+
 def failure_cause(log, timeout=None):
     """The cause of a failure, from the test's own log LOG (its stderr and
     stdout, as common/src/bug.c, trace.c and test.c write them): a dict with
@@ -487,7 +519,9 @@ def failure_cause(log, timeout=None):
     c = {}
     for i, ln in enumerate(lines):
         s = ln.strip()
-        if "bug" not in c and (s.startswith("BUG: ") or s.startswith("WARNING: ")):
+        if s.startswith("BUG: KCSAN: ") and i and lines[i - 1].startswith("====="):
+            c.setdefault("accesses", race_accesses(lines, i))  # the BUG line follows
+        elif "bug" not in c and (s.startswith("BUG: ") or s.startswith("WARNING: ")):
             c["bug"] = s
             more = []
             for nx in lines[i + 1:i + 8]:
@@ -547,7 +581,9 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
             not c["at"].startswith("common/src/") else ""
         who = f" (task {c['task']})" if c.get("task") else ""
         out.append(f"{c['bug']}{where}{who}")
-        if c.get("detail"):
+        if c.get("accesses"):
+            out.extend(f"  {a}" for a in c["accesses"])
+        elif c.get("detail"):
             out.append(f"  {c['detail']}")
     elif timed_out:
         out.append(f"timed out after {timeout:g} s" if timeout else "timed out")

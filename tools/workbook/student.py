@@ -155,9 +155,12 @@ def todo_region(path, line):
 def blamed_todo(lab, msgs):
     """(TODO number, 'file:line') the failure is really about: the first
     file:line of the failure's BUG or stuck task that lies in a student's
-    file, or (None, None) when the cause is outside the student's files."""
+    file, or (None, None) when the cause is outside the student's files.
+    Of a data race's two accesses, a marked one is never the cause."""
     files = student_files(lab)
     for m in msgs:
+        if re.search(r"\(marked\) of \d+ bytes by ", m):
+            continue
         for path, line in re.findall(r"(labs/[\w.-]+/[\w.-]+):(\d+)", m):
             if path in files and "/tests/" not in path:
                 n, fn = todo_region(files[path], int(line))

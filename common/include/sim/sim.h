@@ -48,6 +48,7 @@ struct sim_config {
 	bool weak_memory;            /**< deterministic mode: student code's plain stores sit in a store buffer until a barrier, release, context switch or function end; default true (WORKBOOK_WEAK_MEMORY=0 turns it off) */
 	int access_preempt;          /**< deterministic mode: 1 in this many student accesses may switch tasks (0: never); default 2 */
 	bool races;                  /**< deterministic mode: an access of student code to bytes another CPU's student code stored plainly and still buffers is a BUG "KCSAN: data-race" (needs weak_memory, whose buffer is the watchpoint); default true */
+	bool race_watch;             /**< deterministic mode: a plain access of student code is in progress while its task is switched out at it, and another task's conflicting access meanwhile is a BUG "KCSAN: data-race" with both accesses (KCSAN's watchpoints: a plain read against WRITE_ONCE() or rcu_assign_pointer() included); default: what the lab's manifest says ("race_watch"), or WORKBOOK_RACE_WATCH=0|1 */
 	enum sim_sched sched;        /**< deterministic mode's strategy; default SIM_SCHED_RANDOM, or WORKBOOK_SCHED=pct */
 	int pct_depth;               /**< PCT: the bug depth d aimed at (d-1 priority change points); default 3 (WORKBOOK_PCT_DEPTH) */
 	long pct_steps;              /**< PCT: change points fall among the first this many decisions; default 5000 (WORKBOOK_PCT_STEPS) */
@@ -194,7 +195,11 @@ void sim_store_buffered(void *p, long v, size_t size);
  * interrupts are on), and, with sim_config::weak_memory, a plain store
  * waits in its CPU's store buffer until a release, a barrier, a lock
  * release, a wake-up, an interrupt sent, a context switch or the end of the
- * function. The tests' own code is never interleaved or buffered.
+ * function. With sim_config::race_watch, a plain access is also watched
+ * while its task is switched out at it, as the kernel's KCSAN watches a
+ * delayed access: another task's conflicting access meanwhile (a write
+ * against a plain read, marked or not) is a BUG "KCSAN: data-race" naming
+ * both. The tests' own code is never interleaved, buffered or watched.
  */
 /** The named point (see sim_point()) where sim_hold_access() stops a task. */
 #define SIM_ACCESS_POINT "student-access"

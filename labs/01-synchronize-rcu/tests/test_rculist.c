@@ -340,3 +340,100 @@ SIM_TEST(rculist, whole_walks_during_add_and_del,
 			     (unsigned long long)seed);
 	}
 }
+
+/* ---- rculist/readers_subscribe_with_marked_loads --------------------------- */
+
+/*
+ * A reader walking 1,2,3 is stopped in the middle of its k-th student
+ * access, for k = 1, 2, ... until it no longer stops (KCSAN delays an access
+ * the same way to see who else touches its bytes meanwhile). While it is
+ * stopped, a writer on another CPU publishes a new entry after the head and
+ * after each of 1, 2 and 3: whichever ->next the reader was loading is
+ * published at that instant. Only a marked load (rcu_dereference(), TODO 5)
+ * may overlap a publication; a plain one is a data race, reported with both
+ * accesses, and on a weakly-ordered CPU it may see the new entry before the
+ * stores that filled it in.
+ */
+struct inserter {
+	struct list_head *after[4]; /* the head, then items 1, 2, 3 */
+	struct item *new[4];
+};
+
+static int insert_after_each(void *arg)
+{
+	struct inserter *in = arg;
+
+	for (int i = 0; i < 4; i++)
+		list_add_rcu(&in->new[i]->list, in->after[i]);
+	return 0;
+}
+
+/* Returns false once the reader walked to its end without reaching access k. */
+static bool walk_during_publication(long k, int rcpu, int wcpu)
+{
+	LIST_HEAD(head);
+	struct walker w = { .head = &head };
+	struct inserter in = { .after = { &head } };
+	char got[128];
+
+	for (int i = 1; i <= 3; i++) {
+		struct item *it = lab1_item(i);
+
+		list_add_tail_rcu(&it->list, &head);
+		in.after[i] = &it->list;
+	}
+	for (int i = 0; i < 4; i++)
+		in.new[i] = lab1_item(10 + i);
+	synchronize_rcu(); /* the setup's stores are visible everywhere */
+	sim_hold_access(rcpu, k);
+	struct task_struct *r = kthread_run_on_cpu(walk, &w, rcpu, "reader");
+
+	sim_run_until_idle();
+	bool stopped = sim_tasks_at_point(SIM_ACCESS_POINT) == 1;
+
+	kthread_stop(kthread_run_on_cpu(insert_after_each, &in, wcpu, "writer"));
+	sim_release_point(SIM_ACCESS_POINT);
+	kthread_stop(r);
+	seen_str(&w, got, sizeof(got));
+	cr_assert(!w.hit_poison && !w.overran && w.reached_end,
+		  "seed %llu: a reader on CPU %d, stopped in its student access %ld while a "
+		  "writer on CPU %d published four entries, saw [%s] and did not walk back to "
+		  "the head (list_for_each_entry_rcu(), TODO 8)",
+		  (unsigned long long)sim_seed(), rcpu, k, wcpu, got);
+	for (int i = 0; i < w.n; i++)
+		cr_assert_eq(w.vals[i], 100 * w.seen[i],
+			     "seed %llu: a reader on CPU %d saw item %ld with val %ld, not %ld: it "
+			     "found the entry before the stores that filled it in (TODOs 4, 5)",
+			     (unsigned long long)sim_seed(), rcpu, w.seen[i], w.vals[i],
+			     100 * w.seen[i]);
+	lab1_reclaim(&head, NULL, 0);
+	return stopped;
+}
+
+SIM_TEST(rculist, readers_subscribe_with_marked_loads,
+	 .description = "every load of a ->next that a writer may publish at that instant is "
+			"a marked load (rcu_dereference()): a plain one is a data race")
+{
+	struct sim_config cfg = sim_forced_config();
+
+	cfg.race_watch = true;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		int rcpu = 1 + (int)(seed % 3), wcpu = (rcpu % 3) + 1;
+
+		long k = 1;
+
+		cfg.seed = seed;
+		sim_boot(&cfg);
+		while (k < 200 && walk_during_publication(k, rcpu, wcpu))
+			k++;
+		/* without the instrumentation (asan, tsan) no access ever stops */
+		cr_assert(k > 4 || !sim_kcsan_enabled(),
+			  "seed %llu: the reader stopped at only %ld of its accesses in a walk "
+			  "of three items: does list_for_each_entry_rcu() load each ->next "
+			  "(TODO 8)?", (unsigned long long)seed, k - 1);
+		cr_log_info("seed %llu: the reader stopped at each of its %ld accesses",
+			    (unsigned long long)seed, k - 1);
+		cr_assert_eq(sim_halt(), 0, "seed %llu: kmalloc()ed objects never kfree()d",
+			     (unsigned long long)seed);
+	}
+}
