@@ -130,7 +130,8 @@ static __attribute__((noreturn)) void report(const struct watchpoint *w,
 	if (colon)
 		*colon = 0;
 	SIM_LOCK();
-	trace_emit(w->cpu, w->task, TR_MARK, "data-race: access in progress", 0);
+	trace_emit(w->cpu, w->task, TR_MARK,
+		   (w->type & WATCH_WRITE) ? "racing plain write" : "racing plain read", 0);
 	sim_bug_locked(strdup(wa), line, "KCSAN: data-race in %s / %s", fa, fb);
 }
 
