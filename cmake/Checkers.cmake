@@ -70,9 +70,9 @@ if(NOT WORKBOOK_CHECKER STREQUAL "" AND NOT WORKBOOK_CHECKER STREQUAL "valgrind"
 endif()
 
 # Instrument TARGET's sources SOURCES (or all of them when empty) and tell
-# the runtime which files are student code (STUDENT: absolute paths). A
-# fourth argument RACE_WATCH, when true, turns on the race watch of
-# common/src/watch.c by default (a lab's manifest field "race_watch").
+# the runtime which files are student code (STUDENT: absolute paths). Any
+# further arguments name the steps of the memory model the target turns on
+# by default (race_watch, late_stores: a lab's manifest fields of those names).
 function(workbook_kcsan_instrument target sources student)
   if(NOT WORKBOOK_KCSAN)
     return()
@@ -89,9 +89,9 @@ function(workbook_kcsan_instrument target sources student)
     string(APPEND body "\t\"${f}\",\n")
   endforeach()
   string(APPEND body "\t(const char *)0\n};\n")
-  if(ARGC GREATER 3 AND ARGV3)
-    string(APPEND body "const int sim_lab_race_watch = 1;\n")
-  endif()
+  foreach(step IN LISTS ARGN)
+    string(APPEND body "const int sim_lab_${step} = 1;\n")
+  endforeach()
   set(gen "${CMAKE_BINARY_DIR}/kcsan/${target}_files.c")
   file(GENERATE OUTPUT "${gen}" CONTENT "${body}")
   target_sources(${target} PRIVATE "${gen}")

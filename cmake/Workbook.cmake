@@ -107,11 +107,15 @@ function(workbook_add_lab labdir)
   target_link_libraries(${label}_tests PRIVATE simkernel)
   target_compile_definitions(${label}_tests PRIVATE WORKBOOK_LAB="${name}")
   # Student code (and what the tests' files expand of it) seen access by access.
-  string(JSON race_watch ERROR_VARIABLE no_race_watch GET "${json}" race_watch)
-  if(no_race_watch)
-    set(race_watch OFF)
-  endif()
-  workbook_kcsan_instrument(${label}_tests "" "${student}" ${race_watch})
+  # The steps of the memory model the lab's manifest turns on.
+  set(steps "")
+  foreach(step race_watch late_stores)
+    string(JSON step_on ERROR_VARIABLE step_missing GET "${json}" ${step})
+    if(NOT step_missing AND step_on)
+      list(APPEND steps ${step})
+    endif()
+  endforeach()
+  workbook_kcsan_instrument(${label}_tests "" "${student}" ${steps})
 
   # Modules: shared objects built from student files (possibly another lab's),
   # or, with "dir": "tests", from the lab's own tests folder.

@@ -40,7 +40,11 @@
  * the same CPU to the same address stay later). The entries drain (are simply
  * forgotten, memory already holding the new bytes) at the CPU's next release
  * or full barrier, lock release, context switch, or the end of the function
- * (__tsan_func_exit). sim_store() uses the same buffer.
+ * (__tsan_func_exit); with sim_config::late_stores, not at the function's end
+ * but after 1 to KC_LATE_MAX more accesses of the CPU, drawn from the seed.
+ * Some entries also drain, in any order, when the token leaves the task;
+ * none while the test holds it (sim_commit_store() drains the one the test
+ * chooses). sim_store() uses the same buffer.
  *
  * Cost per access: a cache hit and a TLS check, plus in deterministic mode
  * a scheduling decision drawn from the seed (the simulation lock only when
@@ -71,6 +75,7 @@
 #define KC_SB_MAX 64
 #define KC_STACK 256
 #define KC_WIDE 16          /* widest store the buffer holds */
+#define KC_LATE_MAX 8       /* late stores: at most this many accesses late */
 
 enum kc_kind { KC_PLAIN, KC_SIMSTORE };
 
@@ -80,6 +85,7 @@ struct kc_entry {
 	unsigned char kind;
 	bool marked;                 /* a relaxed atomic store: not a data race */
 	short cpu;
+	short ttl;                   /* late stores: this CPU's accesses before it drains by itself */
 	unsigned char old[KC_WIDE];  /* what other CPUs see */
 	unsigned char mine[KC_WIDE]; /* what this CPU sees, while swapped out */
 	uintptr_t pc;
@@ -462,6 +468,33 @@ static void swap_bytes(struct kc_entry *e, unsigned char *save, const unsigned c
 static uint64_t kc_rand(void);
 
 /*
+ * The entries @commit marks, and the older entries to the same bytes (a
+ * CPU's stores to one address stay in order), leave @o's buffer. The
+ * buffer's owner is running (memory holds its view already) or, with
+ * @swapped_out, switched out (memory holds the old bytes: the committed
+ * ones are written, oldest first).
+ */
+static void commit_marked(struct kc_task *o, bool *commit, bool swapped_out)
+{
+	int keep = 0;
+
+	for (int i = o->sb_len - 1; i >= 0; i--) {
+		if (!commit[i])
+			continue;
+		for (int j = i - 1; j >= 0; j--)
+			if (overlaps(o->sb[i].p, o->sb[i].size, o->sb[j].p, o->sb[j].size))
+				commit[j] = true;
+	}
+	for (int i = 0; i < o->sb_len; i++) {
+		if (!commit[i])
+			o->sb[keep++] = o->sb[i];
+		else if (swapped_out)
+			memcpy(o->sb[i].p, o->sb[i].mine, o->sb[i].size);
+	}
+	o->sb_len = keep;
+}
+
+/*
  * Some stores reach memory while the CPU runs on, in no particular order
  * between addresses (the kernel's memory model allows it): before the
  * token leaves, each entry commits with probability 1/4, drawn from the
@@ -471,29 +504,44 @@ static uint64_t kc_rand(void);
 static void commit_some(void)
 {
 	bool commit[KC_SB_MAX] = { false };
-	int keep = 0;
 
-	for (int i = kc.sb_len - 1; i >= 0; i--) {
-		if (!commit[i] && kc.sb[i].kind == KC_PLAIN && (kc_rand() & 3) == 0)
+	for (int i = kc.sb_len - 1; i >= 0; i--)
+		if (kc.sb[i].kind == KC_PLAIN && (kc_rand() & 3) == 0)
 			commit[i] = true;
-		if (!commit[i])
-			continue;
-		for (int j = i - 1; j >= 0; j--)
-			if (overlaps(kc.sb[i].p, kc.sb[i].size, kc.sb[j].p, kc.sb[j].size))
-				commit[j] = true;
-	}
-	for (int i = 0; i < kc.sb_len; i++)
-		if (!commit[i])
-			kc.sb[keep++] = kc.sb[i];
-	kc.sb_len = keep;
+	commit_marked(&kc, commit, false);
 	buffers_update();
 }
 
+/*
+ * Late stores: each of this CPU's accesses brings its buffered plain
+ * stores one step closer to memory; a store whose delay (drawn from the
+ * seed when it was made) is over drains by itself, wherever the CPU is.
+ */
+static void age_stores(void)
+{
+	bool commit[KC_SB_MAX] = { false };
+	bool any = false;
+
+	for (int i = 0; i < kc.sb_len; i++)
+		if (kc.sb[i].kind == KC_PLAIN && kc.sb[i].ttl > 0 && --kc.sb[i].ttl == 0)
+			any = commit[i] = true;
+	if (!any)
+		return;
+	commit_marked(&kc, commit, false);
+	buffers_update();
+}
+
+/*
+ * A task held by the test (a named point, sim_hold_access()) keeps its
+ * buffer as it is: what drains while it stands there is what the test
+ * drains, with sim_commit_store(), so a forced schedule stays forced.
+ */
 void kcsan_swap_out(void)
 {
 	if (!kc.sb_len || kc.swapped_out)
 		return;
-	commit_some();
+	if (!(sim_current && sim_current->held_at))
+		commit_some();
 	for (int i = kc.sb_len - 1; i >= 0; i--)
 		swap_bytes(&kc.sb[i], kc.sb[i].mine, kc.sb[i].old);
 	kc.swapped_out = true;
@@ -590,6 +638,7 @@ static void buffer_store(void *p, size_t size, int kind, bool marked, uintptr_t 
 	e->kind = (unsigned char)kind;
 	e->marked = marked;
 	e->cpu = (short)(sim_current ? sim_current->cpu : -1);
+	e->ttl = (short)(S.cfg.late_stores && kind == KC_PLAIN ? 1 + kc_rand() % KC_LATE_MAX : 0);
 	e->pc = pc;
 	memcpy(e->old, p, size);
 	buffers_update();
@@ -674,6 +723,48 @@ void sim_irq_at_access(int cpu, long k, void (*fn)(void *data), void *data, cons
 	kc_irq_at[cpu].data = data;
 	kc_irq_at[cpu].name = name;
 	atomic_fetch_add(&kc_armed, 1);
+}
+
+/* The buffer of the task that holds @cpu, if it buffers anything. */
+static struct kc_task *buffer_of_cpu(int cpu)
+{
+	struct task_struct *t;
+
+	if (cpu < 0 || cpu >= NR_CPUS || !S.booted)
+		return NULL;
+	t = cpu_of(cpu)->curr;
+	for (int i = 0; t && i < kc_nbuffers; i++)
+		if (kc_buffers[i]->task == t)
+			return kc_buffers[i];
+	return NULL;
+}
+
+int sim_buffered_stores(int cpu)
+{
+	struct kc_task *o = buffer_of_cpu(cpu);
+
+	return o && o != &kc ? o->sb_len : 0;
+}
+
+bool sim_commit_store(int cpu, int i)
+{
+	struct kc_task *o = buffer_of_cpu(cpu);
+	bool commit[KC_SB_MAX] = { false };
+
+	if (!o || o == &kc || i < 0 || i >= o->sb_len)
+		return false;
+	commit[o->sb_len - 1 - i] = true;
+	commit_marked(o, commit, o->swapped_out);
+	if (!o->sb_len) {             /* as buffers_update() does for its own thread */
+		int r = o->reg - 1;
+
+		kc_buffers[r] = kc_buffers[--kc_nbuffers];
+		if (r < kc_nbuffers)
+			kc_buffers[r]->reg = r + 1;
+		o->reg = 0;
+		o->swapped_out = false;
+	}
+	return true;
 }
 
 /* A test armed something at this CPU's @n-th access. */
@@ -845,6 +936,8 @@ static inline struct task_struct *student_access(uintptr_t pc, const void *p, si
 		watch_check(t, pc, p, size, wtype);
 		slot = watch_begin(t, pc, p, size, wtype);
 	}
+	if (p && kc.sb_len && S.cfg.late_stores)
+		age_stores();
 	student_point(t, s);   /* in progress while switched out here */
 	watch_end(slot);
 	take_irqs(t);
@@ -897,8 +990,8 @@ void __tsan_func_exit(void *unused)
 		student(PC());
 	if (kc.depth > 0)
 		kc.depth--;
-	if (kc.sb_len)
-		drain_kind(KC_PLAIN);
+	if (kc.sb_len && !S.cfg.late_stores)
+		drain_kind(KC_PLAIN);   /* else they outlive the function (age_stores()) */
 }
 
 #define KC_RW(n)                                                            \

@@ -968,8 +968,9 @@ static long env_long(const char *name, long def)
 	return *end ? def : v;
 }
 
-/* A lab whose manifest turns the race watch on says so here (cmake/Checkers.cmake). */
+/* A lab whose manifest turns a step of the memory model on says so here (cmake/Checkers.cmake). */
 __attribute__((weak)) const int sim_lab_race_watch = 0;
+__attribute__((weak)) const int sim_lab_late_stores = 0;
 
 struct sim_config sim_default_config(void)
 {
@@ -992,6 +993,7 @@ struct sim_config sim_default_config(void)
 		.access_preempt = (int)env_long("WORKBOOK_ACCESS_PREEMPT", 2),
 		.races = env_long("WORKBOOK_KCSAN_RACES", 1) != 0,
 		.race_watch = env_long("WORKBOOK_RACE_WATCH", sim_lab_race_watch) != 0,
+		.late_stores = env_long("WORKBOOK_LATE_STORES", sim_lab_late_stores) != 0,
 		.sched = (sched && !strcmp(sched, "pct")) ? SIM_SCHED_PCT : SIM_SCHED_RANDOM,
 		.pct_depth = (int)env_long("WORKBOOK_PCT_DEPTH", 3),
 		.pct_steps = env_long("WORKBOOK_PCT_STEPS", 5000),

@@ -24,6 +24,8 @@ lab.json, format 1:
               accesses for data races, as KCSAN does (common/src/watch.c;
               optional, default false while the memory model is turned on
               lab by lab)
+  late_stores bool: student code's plain stores outlive the function that
+              made them (sim_config::late_stores; optional, default false)
   format      1                                      (required)
 """
 import difflib
@@ -43,7 +45,7 @@ VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
-            "check_seeds": (int, False), "race_watch": (bool, False)}
+            "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),

@@ -49,6 +49,7 @@ struct sim_config {
 	int access_preempt;          /**< deterministic mode: 1 in this many student accesses may switch tasks (0: never); default 2 */
 	bool races;                  /**< deterministic mode: an access of student code to bytes another CPU's student code stored plainly and still buffers is a BUG "KCSAN: data-race" (needs weak_memory, whose buffer is the watchpoint); default true */
 	bool race_watch;             /**< deterministic mode: a plain access of student code is in progress while its task is switched out at it, and another task's conflicting access meanwhile is a BUG "KCSAN: data-race" with both accesses (KCSAN's watchpoints: a plain read against WRITE_ONCE() or rcu_assign_pointer() included); default: what the lab's manifest says ("race_watch"), or WORKBOOK_RACE_WATCH=0|1 */
+	bool late_stores;            /**< deterministic mode, with weak_memory: a plain store of student code outlives the function that made it, draining by itself after 1 to 8 more accesses of its CPU (drawn from the seed) unless a barrier, release, lock release or context switch comes first; default: the lab's manifest ("late_stores"), or WORKBOOK_LATE_STORES=0|1 */
 	enum sim_sched sched;        /**< deterministic mode's strategy; default SIM_SCHED_RANDOM, or WORKBOOK_SCHED=pct */
 	int pct_depth;               /**< PCT: the bug depth d aimed at (d-1 priority change points); default 3 (WORKBOOK_PCT_DEPTH) */
 	long pct_steps;              /**< PCT: change points fall among the first this many decisions; default 5000 (WORKBOOK_PCT_STEPS) */
@@ -224,6 +225,24 @@ long sim_access_count(int cpu);
  * per CPU at a time; does not promise the access ever comes.
  */
 void sim_hold_access(int cpu, long k);
+/**
+ * sim_buffered_stores() - how many stores of student code the task that
+ * holds @p cpu keeps in its store buffer, not yet visible to other CPUs
+ * (deterministic mode; 0 when none, when nobody holds the CPU, or when the
+ * caller itself holds it).
+ */
+int sim_buffered_stores(int cpu);
+/**
+ * sim_commit_store() - make the @p i-th newest of those stores (0: the
+ * newest) visible to every other CPU now, with the older stores to the
+ * same bytes, as a weakly-ordered CPU may drain its buffer out of order.
+ * Meant for a task the test holds (sim_hold_access(), a held sim_point()):
+ * a held task's buffer changes only this way, so the test chooses which of
+ * its stores another CPU sees. A barrier between two stores orders them
+ * because the first is gone by the time the second is made: this never
+ * reorders across one. @return false when there is no such store.
+ */
+bool sim_commit_store(int cpu, int i);
 /**
  * sim_irq_at_access() - raise the interrupt @p fn(@p data) on @p cpu just
  * before @p cpu's @p k-th student access from now on; it is taken there if
