@@ -219,6 +219,7 @@ void kcsan_swap_out(void);
 void kcsan_swap_in(void);
 void kcsan_drain(void);
 void kcsan_fence(void);
+void kcsan_fence_point(uintptr_t pc);
 void kcsan_forget_range(const void *p, size_t n);
 bool kcsan_store_buffered(void *p, long v, size_t size);
 void kcsan_modules_changed(void);

@@ -959,6 +959,16 @@ static inline void plain_access(uintptr_t pc, void *p, size_t size, int type)
 		buffer_store(p, size, KC_PLAIN, false, pc);
 }
 
+/*
+ * A barrier called from student code (smp_mb(), smp_wmb(): sim_fence()) is
+ * one of its accesses: the stores before it may be seen, in any order, by a
+ * CPU that runs while this one stands there.
+ */
+void kcsan_fence_point(uintptr_t pc)
+{
+	student(pc);
+}
+
 /* ---- the hooks gcc emits ----------------------------------------------- */
 #ifndef __SANITIZE_THREAD__
 

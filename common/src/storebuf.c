@@ -69,6 +69,7 @@ void sim_fence(int order)
 	struct task_struct *t = sim_current;
 
 	(void)order;
+	kcsan_fence_point((uintptr_t)__builtin_return_address(0));
 	kcsan_fence();
 	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
 		SIM_LOCK();

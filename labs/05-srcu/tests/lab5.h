@@ -28,8 +28,13 @@ struct reader {
 	int inner_returned;            /* synchronize_srcu(inner) returned */
 	int done;                      /* srcu_read_unlock() returned */
 	bool no_sleep;                 /* lock, unlock at once (no release needed) */
+	bool stand;                    /* inside, stand at READER_INSIDE keeping the CPU
+	                                  (no sleep: nothing drains its store buffer) */
 	struct task_struct *task;
 };
+
+/* The named point where a reader with ->stand stands inside its section. */
+#define READER_INSIDE "srcu-reader-inside"
 
 void reader_start(struct reader *r, struct srcu_struct *ssp, int cpu);
 void reader_release(struct reader *r);

@@ -19,7 +19,9 @@ static int reader_fn(void *arg)
 		synchronize_srcu(r->inner);
 		WRITE_ONCE(r->inner_returned, 1);
 	}
-	if (!r->no_sleep)
+	if (r->stand)
+		sim_point(READER_INSIDE);
+	else if (!r->no_sleep)
 		wait_for_completion(&r->release); /* sleeping inside: legal in SRCU */
 	srcu_read_unlock(r->ssp, idx);
 	WRITE_ONCE(r->done, 1);

@@ -238,3 +238,56 @@ SIM_TEST(order, straggler_from_before_a_flip_is_waited_for, .timeout = 300)
 	cr_assert_gt(k1, 3, "the reader made too few accesses to be stopped inside "
 		     "srcu_read_lock() (TODO 1)");
 }
+
+/*
+ * A reader stands inside its section on CPU 1, keeping its CPU: no sleep,
+ * so no context switch drains its store buffer. synchronize_srcu() on CPU 0
+ * must still see it. Unless srcu_read_lock() ends with a full barrier after
+ * the count, the count may still sit in CPU 1's store buffer while the
+ * section's loads run (store buffering): the updater sums, finds nobody,
+ * and frees what the reader holds.
+ */
+static bool counted_before_section(uint64_t seed)
+{
+	struct sim_config cfg = two_cpus();
+	static struct reader r;
+	static struct updater u;
+	bool waited;
+	int buffered;
+
+	cfg.seed = seed;
+	cfg.access_preempt = 0;  /* the schedule is forced: no switch drains CPU 1 on the way */
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	sim_run_until_idle();
+	r = (struct reader){ .stand = true };
+	u = (struct updater){ 0 };
+	sim_hold_point(READER_INSIDE);
+	reader_start(&r, &ss, 1);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(r.inside) && sim_tasks_at_point(READER_INSIDE) == 1,
+		  "srcu_read_lock() never returned (TODO 1)");
+	buffered = sim_buffered_stores(1);
+	updater_start(&u, &ss, 0, false);
+	settle(3);
+	waited = !READ_ONCE(u.returned);
+	sim_release_point(READER_INSIDE);
+	end_run(&r, &u, 1);
+	cr_assert(waited, "seed %llu: synchronize_srcu() on CPU 0 returned while a reader on "
+		  "CPU 1 was inside its section, entered before the grace period began. "
+		  "CPU 1 kept %d store(s) of srcu_read_lock() in its store buffer while its "
+		  "section ran: the reader's count was not yet visible to CPU 0 when it summed. "
+		  "What orders the count before the section's loads? (TODO 1)",
+		  (unsigned long long)seed, buffered);
+	return waited;
+}
+
+SIM_TEST(order, reader_is_counted_before_its_section)
+{
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: nothing is buffered");
+		return;
+	}
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		counted_before_section(seed);
+}
