@@ -160,7 +160,7 @@ class Site:
                 self.quizzes.append(q)
                 self.page_for[os.path.realpath(q['path'])] = q['label']
         for fn in ('instructors.md', 'glossary.md', 'mainpage.md', 'kernel.md',
-                   'timelines.md', 'callbacks.md'):
+                   'timelines.md', 'callbacks.md', 'memory_model.md'):
             if fn == 'instructors.md' and edition == 'student':
                 continue      # the student edition has no instructors' page
             p = os.path.join(self.src, 'docs', fn)
@@ -463,6 +463,7 @@ def main():
                              ('kernel.md', 'kernel', 'The simulated kernel'),
                              ('timelines.md', 'timelines', 'Timelines'),
                              ('callbacks.md', 'callbacks', 'The callback queue'),
+                             ('memory_model.md', 'memory_model', 'The memory model'),
                              ('instructors.md', 'instructors', 'For instructors')):
         p = os.path.join(docs, fn)
         if fn == 'instructors.md' and site.edition == 'student':

@@ -26,6 +26,8 @@
  *    bound are not visited (Musuvathi and Qadeer's iterative context
  *    bounding). A task spinning in cpu_relax() yields to the next runnable
  *    task, which is no choice (busy waiting would otherwise branch forever).
+ *    Which of a CPU's buffered stores drain when it is switched out is a
+ *    choice too (explore_choose_locked()), never a preemption.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -156,6 +158,31 @@ static struct task_struct *ex_pick_locked(struct task_struct *self)
 		ex_overflow = true;
 	}
 	return cand[c];
+}
+
+/*
+ * A choice that is not a task (which of a CPU's buffered stores drain when
+ * it is switched out): one more decision of the exhaustive explorer, 0 ..
+ * @n-1, never a preemption. -1 when the explorer is not running: the
+ * caller draws from the seed.
+ */
+int explore_choose_locked(int n)
+{
+	int c = 0;
+
+	if (!S.det || S.cfg.sched != SIM_SCHED_EXHAUSTIVE || n < 2)
+		return -1;
+	if (ex_len < ex_prefix_len)
+		c = ex_prefix[ex_len] < n ? ex_prefix[ex_len] : 0;
+	if (ex_len < EX_MAX) {
+		ex_log[ex_len].chosen = (unsigned short)c;
+		ex_log[ex_len].n = (unsigned short)n;
+		ex_log[ex_len].preempt = false;
+		ex_len++;
+	} else {
+		ex_overflow = true;
+	}
+	return c;
 }
 
 /* The replay form of the current prefix: "i:c,i:c" of the non-zero choices. */

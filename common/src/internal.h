@@ -236,6 +236,7 @@ void sched_access_point(struct task_struct *t);
 /* explore.c: PCT, exhaustive search, hung tasks */
 bool explore_active(void);
 struct task_struct *explore_pick_locked(void);
+int explore_choose_locked(int n);
 void explore_boot_locked(void);
 void explore_note_block_locked(struct task_struct *t);
 void explore_hung_check_locked(void);

@@ -498,16 +498,22 @@ static void commit_marked(struct kc_task *o, bool *commit, bool swapped_out)
  * Some stores reach memory while the CPU runs on, in no particular order
  * between addresses (the kernel's memory model allows it): before the
  * token leaves, each entry commits with probability 1/4, drawn from the
- * seed, together with the older entries to the same bytes. A sim_store()
- * waits for its barrier, as it promises.
+ * seed (the exhaustive explorer tries both ways), together with the older
+ * entries to the same bytes. A sim_store() waits for its barrier, as it
+ * promises. Called with S.lock held (the scheduler's switch).
  */
 static void commit_some(void)
 {
 	bool commit[KC_SB_MAX] = { false };
 
-	for (int i = kc.sb_len - 1; i >= 0; i--)
-		if (kc.sb[i].kind == KC_PLAIN && (kc_rand() & 3) == 0)
-			commit[i] = true;
+	for (int i = kc.sb_len - 1; i >= 0; i--) {
+		int c;
+
+		if (kc.sb[i].kind != KC_PLAIN)
+			continue;
+		c = explore_choose_locked(2);  /* the exhaustive explorer tries both */
+		commit[i] = c >= 0 ? c == 1 : (kc_rand() & 3) == 0;
+	}
 	commit_marked(&kc, commit, false);
 	buffers_update();
 }
@@ -1085,19 +1091,26 @@ void __tsan_atomic_signal_fence(int mo)
  */
 #define SC __ATOMIC_SEQ_CST
 
+enum kc_atomic { AT_LOAD, AT_STORE, AT_RMW };
+
+/*
+ * A load reads this CPU's own view (its buffered stores are in memory while
+ * it runs), so it forwards from the buffer and drains nothing; a
+ * read-modify-write is a write to the race watch too.
+ */
 static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, size_t n, int mo,
-					     bool is_store)
+					     enum kc_atomic kind)
 {
 	struct task_struct *t = student_access(pc, (const void *)p, n,
-					       KC_ATOMIC | (is_store ? KC_WRITE : 0));
+					       KC_ATOMIC | (kind != AT_LOAD ? KC_WRITE : 0));
 
 	if (!t)
 		return NULL;
 	if (releases(mo))
 		kcsan_fence();
-	else if (!is_store && kc.sb_len)
+	else if (kind == AT_RMW && kc.sb_len)
 		drain_range((const void *)p, n);
-	if (is_store && !releases(mo) && may_buffer(t))
+	if (kind == AT_STORE && !releases(mo) && may_buffer(t))
 		buffer_store((void *)p, n, KC_PLAIN, true, pc);
 	return t;
 }
@@ -1122,13 +1135,13 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	{                                                                               \
 		const volatile T *a = a_;                                               \
 		(void)mo;                                                               \
-		atomic_pre(PC(), (volatile void *)a, sizeof(T), __ATOMIC_RELAXED, false);         \
+		atomic_pre(PC(), (volatile void *)a, sizeof(T), __ATOMIC_RELAXED, AT_LOAD);       \
 		return __atomic_load_n(a, SC);                                          \
 	}                                                                               \
 	void __tsan_atomic##bits##_store(volatile void *a_, T v, int mo)                    \
 	{                                                                               \
 		volatile T *a = a_;                                                     \
-		atomic_pre(PC(), a, sizeof(T), mo, true);                               \
+		atomic_pre(PC(), a, sizeof(T), mo, AT_STORE);                           \
 		__atomic_store_n(a, v, SC);                                             \
 	}                                                                               \
 	KC_RMW(bits, T, exchange, __atomic_exchange_n(a, v, SC))                        \
@@ -1145,7 +1158,7 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	{                                                                               \
 		volatile T *a = a_;                                                     \
 		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
 		__atomic_compare_exchange_n(a, &c, v, false, SC, SC);                   \
 		return c;                                                               \
 	}
@@ -1154,7 +1167,7 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	T __tsan_atomic##bits##_##op(volatile void *a_, T v, int mo)                        \
 	{                                                                               \
 		volatile T *a = a_;                                                     \
-		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
 		return expr;                                                            \
 	}
 
@@ -1165,7 +1178,7 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	{                                                                               \
 		volatile T *a = a_;                                                     \
 		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, false);                              \
+		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
 		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
 	}
 

@@ -1,0 +1,349 @@
+/*
+ * test_litmus.c - the kernel's own litmus tests, run on the simulated
+ * kernel's memory model by the exhaustive explorer.
+ *
+ * Rule kept here: a litmus test's verdict here is what the explorer reached,
+ * never what it was told: each test runs every schedule (within a preemption
+ * bound) and every choice of which buffered stores drain first, collects the
+ * final states, and asks whether the test's "exists" clause held in any.
+ * Every test the Linux-kernel memory model (LKMM) says is Never must be
+ * Never here: a false alarm on correct code costs more than a missed
+ * reordering. Where this kernel is stronger than LKMM (a Sometimes that is
+ * Never here), the table says why.
+ *
+ * The tests and their LKMM verdicts are facts from Linux's
+ * tools/memory-model/litmus-tests/ (each file's "Result:" line); the
+ * encodings are this workbook's (litmus_student.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kthread.h>
+#include <valgrind/valgrind.h>
+#include <sim/test.h>
+#include "litmus_student.h"
+
+#define LT_MAX_PROCS 4
+#define LT_MAX_STATES 64
+
+/* What the explorer may reorder, as this kernel stands. */
+enum lt_why {
+	SAME,        /* this kernel gives LKMM's verdict */
+	NO_LB,       /* loads are never satisfied late: no load buffering */
+	MCA,         /* a store reaches every other CPU at once (multicopy-atomic) and loads are never early */
+	LOCKS_FULL,  /* an unlock and the next lock order everything for every CPU */
+};
+
+static const char *const why_text[] = {
+	[SAME] = "",
+	[NO_LB] = "stronger here: a load is never satisfied after a later store of its CPU (no load buffering)",
+	[MCA] = "stronger here: a drained store is seen by every CPU at once, and loads are never early",
+	[LOCKS_FULL] = "stronger here: spin_unlock() drains the whole store buffer, so a lock chain orders stores for every CPU",
+};
+
+struct litmus {
+	const char *name;
+	lt_proc proc[LT_MAX_PROCS];
+	const char *exists;          /* "1:r0=1 /\ 1:r1=0 /\ x=2"; values: numbers, or x, y, z (their address) */
+	bool lkmm_sometimes;         /* LKMM's verdict */
+	enum lt_why here;            /* SAME, or why this kernel says Never */
+};
+
+#define NEVER false
+#define SOMETIMES true
+
+static const struct litmus tests[] = {
+	{ "CoRR+poonceonce+Once", { CoRR_P0, CoRR_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	{ "CoRW+poonceonce+Once", { CoRW_P0, CoRW_P1 }, "x=2 /\\ 0:r0=2", NEVER, SAME },
+	{ "CoWR+poonceonce+Once", { CoWR_P0, CoWR_P1 }, "x=1 /\\ 0:r0=2", NEVER, SAME },
+	{ "CoWW+poonceonce", { CoWW_P0 }, "x=1", NEVER, SAME },
+	{ "IRIW+fencembonceonces+OnceOnce", { X1_P0, IRIW_mb_P1, Y1_P0, IRIW_mb_P3 },
+	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", NEVER, SAME },
+	{ "IRIW+poonceonces+OnceOnce", { X1_P0, IRIW_po_P1, Y1_P0, IRIW_po_P3 },
+	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", SOMETIMES, MCA },
+	{ "ISA2+pooncelock+pooncelock+pombonce", { ISA2_lock_P0, ISA2_lock_P1, ISA2_mb_P2 },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	{ "ISA2+poonceonces", { MP_po_P0, ISA2_po_P1, ISA2_po_P2 },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, SAME },
+	{ "ISA2+pooncerelease+poacquirerelease+poacquireonce",
+	  { MP_rel_P0, ISA2_acqrel_P1, ISA2_acq_P2 }, "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	{ "LB+fencembonceonce+ctrlonceonce", { LB_ctrl_P0, LB_mb_P1 }, "0:r0=1 /\\ 1:r0=1",
+	  NEVER, SAME },
+	{ "LB+poacquireonce+pooncerelease", { LB_rel_P0, LB_acq_P1 }, "0:r0=1 /\\ 1:r0=1",
+	  NEVER, SAME },
+	{ "LB+unlocklockonceonce+poacquireonce", { LB_unlocklock_P0, LB_acq_P1 },
+	  "0:r0=1 /\\ 1:r0=1", NEVER, SAME },
+	{ "LB+poonceonces", { LB_po_P0, LB_po_P1 }, "0:r0=1 /\\ 1:r0=1", SOMETIMES, NO_LB },
+	{ "MP+fencewmbonceonce+fencermbonceonce", { MP_wmb_P0, MP_rmb_P1 },
+	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	{ "MP+onceassign+derefonce", { MP_assign_P0, MP_deref_P1 }, "1:r0=x /\\ 1:r1=0",
+	  NEVER, SAME },
+	{ "MP+polocks", { MP_locks_P0, MP_locks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	{ "MP+poonceonces", { MP_po_P0, MP_po_P1 }, "1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME },
+	{ "MP+pooncerelease+poacquireonce", { MP_rel_P0, MP_acq_P1 }, "1:r0=1 /\\ 1:r1=0",
+	  NEVER, SAME },
+	{ "MP+porevlocks", { MP_revlocks_P0, MP_revlocks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	{ "MP+unlocklockonceonce+fencermbonceonce", { MP_unlocklock_P0, MP_rmb_P1 },
+	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	{ "R+fencembonceonces", { R_mb_P0, R_mb_P1 }, "y=2 /\\ 1:r0=0", NEVER, SAME },
+	{ "R+poonceonces", { MP_po_P0, R_po_P1 }, "y=2 /\\ 1:r0=0", SOMETIMES, SAME },
+	{ "S+fencewmbonceonce+poacquireonce", { S_wmb_P0, S_acq_P1 }, "x=2 /\\ 1:r0=1",
+	  NEVER, SAME },
+	{ "S+poonceonces", { S_po_P0, S_po_P1 }, "x=2 /\\ 1:r0=1", SOMETIMES, SAME },
+	{ "SB+fencembonceonces", { SB_mb_P0, SB_mb_P1 }, "0:r0=0 /\\ 1:r0=0", NEVER, SAME },
+	{ "SB+poonceonces", { SB_po_P0, SB_po_P1 }, "0:r0=0 /\\ 1:r0=0", SOMETIMES, SAME },
+	{ "SB+rfionceonce-poonceonces", { SB_rfi_P0, SB_rfi_P1 },
+	  "0:r0=1 /\\ 0:r1=0 /\\ 1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME },
+	{ "WRC+pooncerelease+fencermbonceonce+Once", { X1_P0, WRC_rel_P1, WRC_rmb_P2 },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	{ "WRC+poonceonces+Once", { X1_P0, WRC_po_P1, WRC_po_P2 },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, MCA },
+	{ "Z6.0+pooncelock+poonceLock+pombonce", { ISA2_lock_P0, Z6_lockmb_P1, Z6_mb_P2 },
+	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", NEVER, SAME },
+	{ "Z6.0+pooncelock+pooncelock+pombonce", { ISA2_lock_P0, ISA2_lock_P1, Z6_mb_P2 },
+	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, LOCKS_FULL },
+	{ "Z6.0+pooncerelease+poacquirerelease+fencembonceonce",
+	  { MP_rel_P0, ISA2_acqrel_P1, Z6_mb_P2 }, "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, MCA },
+	{ "2+2W+poonceonces", { W2_P0, W2_P1 }, "x=1 /\\ y=1", SOMETIMES, SAME },
+};
+
+#define NR_TESTS (sizeof(tests) / sizeof(tests[0]))
+
+/* ---- one run, and what it ended in -------------------------------------- */
+
+struct lt_state {
+	long r[LT_MAX_PROCS][2];
+	long x, y, z;
+};
+
+struct lt_run {
+	const struct litmus *t;
+	int nprocs;
+	struct lt_vars v;
+	struct lt_state st;
+	struct lt_state states[LT_MAX_STATES];
+	int nstates;
+	bool seen;                   /* the exists clause held in some run */
+};
+
+struct lt_proc_arg {
+	struct lt_run *run;
+	int i;
+};
+
+static int lt_thread(void *arg)
+{
+	struct lt_proc_arg *a = arg;
+
+	sim_point("litmus-go");         /* every process starts at once */
+	a->run->t->proc[a->i](&a->run->v, a->run->st.r[a->i]);
+	return 0;
+}
+
+static long lt_value(const struct lt_run *run, const char *s)
+{
+	if (!strcmp(s, "x"))
+		return (long)&run->v.x;
+	if (!strcmp(s, "y"))
+		return (long)&run->v.y;
+	if (!strcmp(s, "z"))
+		return (long)&run->v.z;
+	return atol(s);
+}
+
+/* Does the exists clause (terms joined by "/\") hold in the run's state? */
+static bool lt_exists(const struct lt_run *run, const struct lt_state *st)
+{
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", run->t->exists);
+	for (char *term = strtok_r(buf, "/\\ ", &save); term; term = strtok_r(NULL, "/\\ ", &save)) {
+		char *eq = strchr(term, '=');
+		long have;
+		int p, reg;
+
+		cr_assert(eq, "%s: bad term '%s'", run->t->name, term);
+		*eq = 0;
+		if (sscanf(term, "%d:r%d", &p, &reg) == 2)
+			have = st->r[p][reg];
+		else
+			have = !strcmp(term, "x") ? st->x : !strcmp(term, "y") ? st->y : st->z;
+		if (have != lt_value(run, eq + 1))
+			return false;
+	}
+	return true;
+}
+
+static void lt_scenario(void *arg)
+{
+	struct lt_run *run = arg;
+	struct lt_proc_arg a[LT_MAX_PROCS];
+	struct task_struct *k[LT_MAX_PROCS];
+
+	memset(&run->v, 0, sizeof(run->v));
+	memset(&run->st, 0, sizeof(run->st));
+	run->v.p = &run->v.y;
+	spin_lock_init(&run->v.s);
+	sim_hold_point("litmus-go");
+	for (int i = 0; i < run->nprocs; i++) {
+		a[i] = (struct lt_proc_arg){ run, i };
+		k[i] = sim_kthread_run_held("litmus-go", lt_thread, &a[i], i, "P%d");
+	}
+	sim_release_point("litmus-go");
+	for (int i = 0; i < run->nprocs; i++)
+		kthread_stop(k[i]);
+	run->st.x = run->v.x;
+	run->st.y = run->v.y;
+	run->st.z = run->v.z;
+	if (lt_exists(run, &run->st))
+		run->seen = true;
+	for (int i = 0; i < run->nstates; i++)
+		if (!memcmp(&run->states[i], &run->st, sizeof(run->st)))
+			return;
+	if (run->nstates < LT_MAX_STATES)
+		run->states[run->nstates++] = run->st;
+}
+
+/* ---- every test, and the table ------------------------------------------ */
+
+#define LT_BOUND 1                   /* preemptions per run */
+
+struct lt_result {
+	bool seen;
+	long runs;
+	int states;
+};
+
+static struct lt_result lt_run_one(const struct litmus *t)
+{
+	struct sim_config cfg = sim_default_config();
+	static struct lt_run run;
+	long runs;
+
+	memset(&run, 0, sizeof(run));
+	run.t = t;
+	while (run.nprocs < LT_MAX_PROCS && t->proc[run.nprocs])
+		run.nprocs++;
+	cfg.nr_cpus = run.nprocs;
+	cfg.weak_memory = true;
+	cfg.late_stores = false;
+	cfg.races = false;
+	cfg.race_watch = false;
+	cfg.access_preempt = 1;          /* every access is a decision */
+	cfg.trace = false;
+	runs = sim_run_exhaustive(&cfg, lt_scenario, &run, LT_BOUND);
+	return (struct lt_result){ run.seen, runs, run.nstates };
+}
+
+static const char *verdict(bool sometimes)
+{
+	return sometimes ? "Sometimes" : "Never";
+}
+
+#define TABLE_BEGIN "<!-- BEGIN LITMUS TABLE -->\n"
+#define TABLE_END "<!-- END LITMUS TABLE -->"
+
+/* The table docs/memory_model.md publishes, as this run reached it. */
+static char *lt_table(const struct lt_result *res)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert(f);
+	fprintf(f, "| test | LKMM | this kernel | runs | final states | why not the same |\n"
+		   "|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < NR_TESTS; i++)
+		fprintf(f, "| `%s` | %s | %s | %ld | %d | %s |\n", tests[i].name,
+			verdict(tests[i].lkmm_sometimes), verdict(res[i].seen), res[i].runs,
+			res[i].states, why_text[tests[i].here]);
+	fclose(f);
+	return text;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap)
+			text = realloc(text, cap = 2 * cap + 8192);
+		n = fread(text + len, 1, 4096, f);
+		len += n;
+	} while (n);
+	text[len] = 0;
+	fclose(f);
+	return text;
+}
+
+/*
+ * The page's table must be this run's. WORKBOOK_LITMUS_WRITE=1 rewrites it;
+ * a tree without the page (a handout) has nothing to compare.
+ */
+static void lt_check_page(const struct lt_result *res)
+{
+	char *page = read_all(LITMUS_PAGE), *table = lt_table(res);
+	char *b = page ? strstr(page, TABLE_BEGIN) : NULL;
+	char *e = b ? strstr(b, TABLE_END) : NULL;
+	const char *w = getenv("WORKBOOK_LITMUS_WRITE");
+
+	if (e) {
+		b += strlen(TABLE_BEGIN);
+		if (w && !strcmp(w, "1")) {
+			FILE *f = fopen(LITMUS_PAGE, "w");
+
+			cr_assert(f, "cannot write %s", LITMUS_PAGE);
+			fprintf(f, "%.*s%s%s", (int)(b - page), page, table, e);
+			fclose(f);
+		} else {
+			cr_expect(strlen(table) == (size_t)(e - b) && !strncmp(b, table, (size_t)(e - b)),
+				  "the litmus table of docs/memory_model.md is not what the explorer "
+				  "reached: rewrite it with WORKBOOK_LITMUS_WRITE=1 "
+				  "build-wb-default/common/common_tests --filter 'litmus/*'");
+		}
+	}
+	free(page);
+	free(table);
+}
+
+SIM_TEST(litmus, kernel_litmus_tests_give_lkmm_verdicts, .timeout = 300)
+{
+	static struct lt_result res[NR_TESTS];
+	int never = 0, sometimes = 0, stronger = 0;
+
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: no store is buffered");
+		return;
+	}
+	for (size_t i = 0; i < NR_TESTS; i++) {
+		const struct litmus *t = &tests[i];
+		bool want = t->lkmm_sometimes && t->here == SAME;
+
+		/* memcheck checks the code, not the verdicts: the small tests do */
+		if (RUNNING_ON_VALGRIND && t->proc[2])
+			continue;
+		res[i] = lt_run_one(t);
+		cr_log_info("%-52s LKMM %-9s here %-9s (%ld runs, %d final states)", t->name,
+			    verdict(t->lkmm_sometimes), verdict(res[i].seen), res[i].runs,
+			    res[i].states);
+		cr_expect(!(res[i].seen && !t->lkmm_sometimes),
+			  "%s: LKMM says Never, yet this kernel reached %s: a false alarm on "
+			  "correct code", t->name, t->exists);
+		cr_expect(res[i].seen == want || res[i].seen == t->lkmm_sometimes,
+			  "%s: LKMM says %s, this kernel %s (the table says %s)", t->name,
+			  verdict(t->lkmm_sometimes), verdict(res[i].seen),
+			  t->here == SAME ? "the same" : why_text[t->here]);
+		never += !t->lkmm_sometimes;
+		sometimes += t->lkmm_sometimes && res[i].seen;
+		stronger += t->lkmm_sometimes && !res[i].seen;
+	}
+	if (!RUNNING_ON_VALGRIND)   /* memcheck ran only the small tests */
+		lt_check_page(res);
+	cr_log_info("%zu litmus tests: %d LKMM Never, all Never here; %d Sometimes reached; "
+		    "%d Sometimes where this kernel is stronger", NR_TESTS, never, sometimes,
+		    stronger);
+}
