@@ -72,7 +72,8 @@ endif()
 # Instrument TARGET's sources SOURCES (or all of them when empty) and tell
 # the runtime which files are student code (STUDENT: absolute paths). Any
 # further arguments name the steps of the memory model the target turns on
-# by default (race_watch, late_stores: a lab's manifest fields of those names).
+# by default (race_watch, late_stores, early_loads: a lab's manifest fields of
+# those names).
 function(workbook_kcsan_instrument target sources student)
   if(NOT WORKBOOK_KCSAN)
     return()

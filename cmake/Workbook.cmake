@@ -109,7 +109,7 @@ function(workbook_add_lab labdir)
   # Student code (and what the tests' files expand of it) seen access by access.
   # The steps of the memory model the lab's manifest turns on.
   set(steps "")
-  foreach(step race_watch late_stores)
+  foreach(step race_watch late_stores early_loads)
     string(JSON step_on ERROR_VARIABLE step_missing GET "${json}" ${step})
     if(NOT step_missing AND step_on)
       list(APPEND steps ${step})

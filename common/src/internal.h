@@ -230,6 +230,16 @@ void watch_boot(void);
 void watch_check(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
 int watch_begin(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
 void watch_end(int slot);
+/* views.c: loads that may be early (kcsan.c calls it) */
+void views_boot(uint64_t seed);
+void views_commit(int cpu, const void *p, size_t size);
+void views_before_store(const void *p, size_t size);
+uint64_t views_load(int cpu, void *p, size_t size, bool marked);
+void views_settle(void);
+void views_sync(int cpu);
+void views_rmb(int cpu);
+void views_acquire(int cpu, uint64_t t);
+void views_forget(const void *p, size_t n);
 /* sched.c, for kcsan.c: an access of student code may switch tasks */
 void sched_access_point(struct task_struct *t);
 

@@ -486,10 +486,13 @@ static void commit_marked(struct kc_task *o, bool *commit, bool swapped_out)
 				commit[j] = true;
 	}
 	for (int i = 0; i < o->sb_len; i++) {
-		if (!commit[i])
+		if (!commit[i]) {
 			o->sb[keep++] = o->sb[i];
-		else if (swapped_out)
+			continue;
+		}
+		if (swapped_out)
 			memcpy(o->sb[i].p, o->sb[i].mine, o->sb[i].size);
+		views_commit(o->sb[i].cpu, o->sb[i].p, o->sb[i].size);
 	}
 	o->sb_len = keep;
 }
@@ -544,6 +547,7 @@ static void age_stores(void)
  */
 void kcsan_swap_out(void)
 {
+	views_settle();        /* other CPUs see memory, not this CPU's early values */
 	if (!kc.sb_len || kc.swapped_out)
 		return;
 	if (!(sim_current && sim_current->held_at))
@@ -566,6 +570,8 @@ void kcsan_swap_in(void)
 /* Memory already holds this CPU's view: forgetting the entries commits them. */
 void kcsan_drain(void)
 {
+	for (int i = 0; i < kc.sb_len; i++)
+		views_commit(kc.sb[i].cpu, kc.sb[i].p, kc.sb[i].size);
 	kc.sb_len = 0;
 	kc.swapped_out = false;
 	buffers_update();
@@ -589,6 +595,8 @@ static void drain_range(const void *p, size_t n)
 	/* Simple and safe: commit everything up to the newest overlapping one. */
 	int keep = 0;
 
+	for (int i = 0; i <= last; i++)
+		views_commit(kc.sb[i].cpu, kc.sb[i].p, kc.sb[i].size);
 	for (int i = last + 1; i < kc.sb_len; i++)
 		kc.sb[keep++] = kc.sb[i];
 	kc.sb_len = keep;
@@ -620,9 +628,20 @@ static __attribute__((unused)) void drain_kind(enum kc_kind kind)
 				drain = true;
 		if (!drain)
 			kc.sb[keep++] = kc.sb[i];
+		else
+			views_commit(kc.sb[i].cpu, kc.sb[i].p, kc.sb[i].size);
 	}
 	kc.sb_len = keep;
 	buffers_update();
+}
+
+/* Does this CPU still buffer a store to these bytes? Its load forwards it. */
+static bool own_buffered(const void *p, size_t size)
+{
+	for (int i = 0; i < kc.sb_len; i++)
+		if (overlaps(kc.sb[i].p, kc.sb[i].size, p, size))
+			return true;
+	return false;
 }
 
 static bool may_buffer(struct task_struct *t)
@@ -637,6 +656,8 @@ static void buffer_store(void *p, size_t size, int kind, bool marked, uintptr_t 
 		return;
 	if (kc.sb_len == KC_SB_MAX)
 		kcsan_drain();
+	if (S.cfg.early_loads && !own_buffered(p, size))
+		views_before_store(p, size);   /* memory holds the committed value */
 	struct kc_entry *e = &kc.sb[kc.sb_len++];
 
 	e->p = p;
@@ -671,6 +692,7 @@ void kcsan_forget_range(const void *p, size_t n)
 {
 	if (kc.sb_len)
 		drain_range(p, n);
+	views_forget(p, n);
 }
 
 /* ---- boot, accounting and the test's controls -------------------------- */
@@ -684,6 +706,7 @@ void kcsan_boot(uint64_t seed)
 	atomic_store(&kc_armed, 0);
 	kcsan_drain();
 	watch_boot();
+	views_boot(seed);
 	kc_nbuffers = 0;
 	kc.reg = 0;
 	kc.depth = 0;
@@ -934,6 +957,7 @@ static inline struct task_struct *student_access(uintptr_t pc, const void *p, si
 
 	if (class_of_access(s) != KC_STUDENT)
 		return NULL;
+	views_settle();
 	int slot = -1;
 
 	if (p && S.det && S.cfg.race_watch) {
@@ -963,6 +987,8 @@ static inline void plain_access(uintptr_t pc, void *p, size_t size, int type)
 
 	if (t && (type & KC_WRITE) && may_buffer(t))
 		buffer_store(p, size, KC_PLAIN, false, pc);
+	else if (t && !(type & KC_WRITE) && S.cfg.early_loads && !own_buffered(p, size))
+		views_load(t->cpu, p, size, type & KC_VOLATILE);
 }
 
 /*
@@ -996,14 +1022,19 @@ void __tsan_func_entry(void *call_pc)
 	if (kc.depth < KC_STACK)
 		kc.stack[kc.depth] = (unsigned char)c;
 	kc.depth++;
+	if (c == KC_STUDENT && sim_current && S.cfg.early_loads)
+		views_sync(sim_current->cpu);   /* early loads stay inside one function */
 }
 
 /* The end of a student function: a scheduling point, then its stores drain. */
 void __tsan_func_exit(void *unused)
 {
 	(void)unused;
+	views_settle();
 	if (kc.sb_len)
 		student(PC());
+	if (sim_current && S.cfg.early_loads)
+		views_sync(sim_current->cpu);
 	if (kc.depth > 0)
 		kc.depth--;
 	if (kc.sb_len && !S.cfg.late_stores)
@@ -1066,12 +1097,24 @@ static inline bool releases(int mo)
 	return mo == __ATOMIC_RELEASE || mo == __ATOMIC_ACQ_REL || mo == __ATOMIC_SEQ_CST;
 }
 
+static inline bool acquires(int mo)
+{
+	mo &= 0xffff;
+	return mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_CONSUME || mo == __ATOMIC_ACQ_REL ||
+	       mo == __ATOMIC_SEQ_CST;
+}
+
+/* smp_rmb() is an acquire fence: later loads see what earlier ones did. */
 void __tsan_atomic_thread_fence(int mo)
 {
 	struct task_struct *t = student(PC());
 
 	if (t && releases(mo))
 		kcsan_fence();
+	if (t && (mo & 0xffff) == __ATOMIC_SEQ_CST)
+		views_sync(t->cpu);
+	else if (t && acquires(mo))
+		views_rmb(t->cpu);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
@@ -1110,9 +1153,30 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 		kcsan_fence();
 	else if (kind == AT_RMW && kc.sb_len)
 		drain_range((const void *)p, n);
+	if (kind != AT_LOAD && S.cfg.early_loads && !own_buffered((const void *)p, n))
+		views_before_store((const void *)p, n);
 	if (kind == AT_STORE && !releases(mo) && may_buffer(t))
 		buffer_store((void *)p, n, KC_PLAIN, true, pc);
 	return t;
+}
+
+/*
+ * After the operation: a store that went to memory, and every
+ * read-modify-write, is a commit; an acquire load orders the loads after
+ * it behind the entry it read (@t).
+ */
+static inline void atomic_post(struct task_struct *tk, volatile void *p, size_t n, int mo,
+			       enum kc_atomic kind, uint64_t t)
+{
+	if (kind == AT_LOAD) {
+		views_settle();
+		if (acquires(mo))
+			views_acquire(tk->cpu, t);
+	} else if (kind == AT_RMW || releases(mo) || !may_buffer(tk)) {
+		views_commit(tk->cpu, (const void *)p, n);
+		if (kind == AT_RMW && acquires(mo))
+			views_sync(tk->cpu);
+	}
 }
 
 #define KC_ATOMIC_OPS(bits, T)                                                          \
@@ -1133,16 +1197,21 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 						      int fmo);                         \
 	T __tsan_atomic##bits##_load(const volatile void *a_, int mo)                       \
 	{                                                                               \
-		const volatile T *a = a_;                                               \
-		(void)mo;                                                               \
-		atomic_pre(PC(), (volatile void *)a, sizeof(T), __ATOMIC_RELAXED, AT_LOAD);       \
-		return __atomic_load_n(a, SC);                                          \
+		volatile T *a = (volatile T *)a_;                                       \
+		struct task_struct *tk = atomic_pre(PC(), a, sizeof(T), __ATOMIC_RELAXED, AT_LOAD); \
+		uint64_t t = tk ? views_load(tk->cpu, (void *)a, sizeof(T), true) : 0;  \
+		T r = __atomic_load_n(a, SC);                                           \
+		if (tk)                                                                 \
+			atomic_post(tk, a, sizeof(T), mo, AT_LOAD, t);                  \
+		return r;                                                               \
 	}                                                                               \
 	void __tsan_atomic##bits##_store(volatile void *a_, T v, int mo)                    \
 	{                                                                               \
 		volatile T *a = a_;                                                     \
-		atomic_pre(PC(), a, sizeof(T), mo, AT_STORE);                           \
+		struct task_struct *tk = atomic_pre(PC(), a, sizeof(T), mo, AT_STORE);  \
 		__atomic_store_n(a, v, SC);                                             \
+		if (tk)                                                                 \
+			atomic_post(tk, a, sizeof(T), mo, AT_STORE, 0);                 \
 	}                                                                               \
 	KC_RMW(bits, T, exchange, __atomic_exchange_n(a, v, SC))                        \
 	KC_RMW(bits, T, fetch_add, __atomic_fetch_add(a, v, SC))                        \
@@ -1158,8 +1227,10 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	{                                                                               \
 		volatile T *a = a_;                                                     \
 		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
+		struct task_struct *tk = atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);    \
 		__atomic_compare_exchange_n(a, &c, v, false, SC, SC);                   \
+		if (tk)                                                                 \
+			atomic_post(tk, a, sizeof(T), mo, AT_RMW, 0);                   \
 		return c;                                                               \
 	}
 
@@ -1167,8 +1238,11 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	T __tsan_atomic##bits##_##op(volatile void *a_, T v, int mo)                        \
 	{                                                                               \
 		volatile T *a = a_;                                                     \
-		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
-		return expr;                                                            \
+		struct task_struct *tk = atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);    \
+		T r = expr;                                                             \
+		if (tk)                                                                 \
+			atomic_post(tk, a, sizeof(T), mo, AT_RMW, 0);                   \
+		return r;                                                               \
 	}
 
 /* A weak compare-exchange may fail spuriously; this one never does: both are strong. */
@@ -1178,8 +1252,11 @@ static inline struct task_struct *atomic_pre(uintptr_t pc, volatile void *p, siz
 	{                                                                               \
 		volatile T *a = a_;                                                     \
 		(void)fmo;                                                              \
-		atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);                             \
-		return __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);       \
+		struct task_struct *tk = atomic_pre(PC(), a, sizeof(T), mo, AT_RMW);    \
+		bool r = __atomic_compare_exchange_n(a, (T *)c_, v, false, SC, SC);     \
+		if (tk)                                                                 \
+			atomic_post(tk, a, sizeof(T), mo, AT_RMW, 0);                   \
+		return r;                                                               \
 	}
 
 KC_ATOMIC_OPS(8, unsigned char)

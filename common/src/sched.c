@@ -207,6 +207,7 @@ void cpu_release_locked(struct task_struct *t)
 	sb_drain(c);
 	if (t == sim_current)
 		kcsan_drain();
+	views_sync(c->id);    /* a context switch: the next task sees memory as it is */
 	c->curr = NULL;
 	t->cpu = -1;
 	if (!cpu_run_next_locked(c)) {
@@ -496,6 +497,7 @@ void sched_point(const char *file, int line, bool relax)
 		return;
 	t->file = file;
 	t->line = line;
+	views_sync(t->cpu);   /* the kernel's own points see memory as it is */
 	if (relax) {
 		if (++t->relax_streak > S.cfg.spin_limit && S.det) {
 			SIM_LOCK();
@@ -971,6 +973,7 @@ static long env_long(const char *name, long def)
 /* A lab whose manifest turns a step of the memory model on says so here (cmake/Checkers.cmake). */
 __attribute__((weak)) const int sim_lab_race_watch = 0;
 __attribute__((weak)) const int sim_lab_late_stores = 0;
+__attribute__((weak)) const int sim_lab_early_loads = 0;
 
 struct sim_config sim_default_config(void)
 {
@@ -994,6 +997,7 @@ struct sim_config sim_default_config(void)
 		.races = env_long("WORKBOOK_KCSAN_RACES", 1) != 0,
 		.race_watch = env_long("WORKBOOK_RACE_WATCH", sim_lab_race_watch) != 0,
 		.late_stores = env_long("WORKBOOK_LATE_STORES", sim_lab_late_stores) != 0,
+		.early_loads = env_long("WORKBOOK_EARLY_LOADS", sim_lab_early_loads) != 0,
 		.sched = (sched && !strcmp(sched, "pct")) ? SIM_SCHED_PCT : SIM_SCHED_RANDOM,
 		.pct_depth = (int)env_long("WORKBOOK_PCT_DEPTH", 3),
 		.pct_steps = env_long("WORKBOOK_PCT_STEPS", 5000),

@@ -68,9 +68,10 @@ void sim_fence(int order)
 {
 	struct task_struct *t = sim_current;
 
-	(void)order;
 	kcsan_fence_point((uintptr_t)__builtin_return_address(0));
 	kcsan_fence();
+	if (order == __ATOMIC_SEQ_CST && t)
+		views_sync(t->cpu);            /* later loads see everything made visible so far */
 	if (t && atomic_load_explicit(&sb_pending, memory_order_relaxed)) {
 		SIM_LOCK();
 		if (t->cpu >= 0 && S.booted)

@@ -53,6 +53,7 @@ void sim_spin_lock(spinlock_t *l, const char *file, int line)
 					   "interrupts enabled" : "");
 		sim_cpu_relax(file, line);
 	}
+	views_sync(me);    /* the section sees what the last holder made visible */
 	atomic_store(&l->owner_cpu, me);
 	l->file = file;
 	l->line = line;
@@ -65,6 +66,7 @@ int sim_spin_trylock(spinlock_t *l, const char *file, int line)
 	preempt_disable();
 	sim_sched_point(file, line);
 	if (atomic_compare_exchange_strong(&l->locked, &unlocked, 1)) {
+		views_sync(this_cpu_id());
 		atomic_store(&l->owner_cpu, this_cpu_id());
 		l->file = file;
 		l->line = line;

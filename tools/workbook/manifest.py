@@ -26,6 +26,9 @@ lab.json, format 1:
               lab by lab)
   late_stores bool: student code's plain stores outlive the function that
               made them (sim_config::late_stores; optional, default false)
+  early_loads bool: student code's loads may return older values, within
+              coherence and barriers (sim_config::early_loads; optional,
+              default false)
   format      1                                      (required)
 """
 import difflib
@@ -45,7 +48,7 @@ VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
-            "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False)}
+            "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
