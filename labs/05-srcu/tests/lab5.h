@@ -30,6 +30,10 @@ struct reader {
 	bool no_sleep;                 /* lock, unlock at once (no release needed) */
 	bool stand;                    /* inside, stand at READER_INSIDE keeping the CPU
 	                                  (no sleep: nothing drains its store buffer) */
+	bool write_inside;             /* store to ->data inside, as a weakly-ordered CPU
+	                                  buffers it (sim_store()), and leave at once */
+	long data;
+	int stored;                    /* the store inside was made */
 	struct task_struct *task;
 };
 

@@ -19,9 +19,13 @@ static int reader_fn(void *arg)
 		synchronize_srcu(r->inner);
 		WRITE_ONCE(r->inner_returned, 1);
 	}
+	if (r->write_inside) {
+		sim_store(&r->data, 1);
+		WRITE_ONCE(r->stored, 1);
+	}
 	if (r->stand)
 		sim_point(READER_INSIDE);
-	else if (!r->no_sleep)
+	else if (!r->no_sleep && !r->write_inside)
 		wait_for_completion(&r->release); /* sleeping inside: legal in SRCU */
 	srcu_read_unlock(r->ssp, idx);
 	WRITE_ONCE(r->done, 1);

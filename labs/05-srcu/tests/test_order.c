@@ -291,3 +291,67 @@ SIM_TEST(order, reader_is_counted_before_its_section)
 	for (uint64_t seed = 1; seed <= 3; seed++)
 		counted_before_section(seed);
 }
+
+/*
+ * A reader on CPU 1 stores inside its section, then leaves. It is stopped
+ * at its k-th access (k = 1, 2, ... until it no longer stops), keeping its
+ * CPU and its store buffer, and the newest store it buffers becomes
+ * visible first, as a weakly-ordered CPU may drain it. Once the section's
+ * store is made, a synchronize_srcu() on CPU 0 that returns must find it
+ * visible: the unlock's count may not be seen before the section's accesses
+ * are done, or the updater frees what the reader is still writing.
+ * Returns false once the reader ran to its end without reaching access k.
+ */
+static bool section_done_before_unlock(uint64_t seed, long k)
+{
+	struct sim_config cfg = two_cpus();
+	static struct reader r;
+	static struct updater u;
+	bool stopped, early;
+
+	cfg.seed = seed;
+	cfg.access_preempt = 0;  /* the schedule is forced: no switch drains CPU 1 on the way */
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	sim_run_until_idle();
+	r = (struct reader){ .write_inside = true };
+	u = (struct updater){ 0 };
+	sim_hold_access(1, k);
+	reader_start(&r, &ss, 1);
+	sim_run_until_idle();
+	stopped = sim_tasks_at_point(SIM_ACCESS_POINT) == 1;
+	sim_commit_store(1, 0);
+	updater_start(&u, &ss, 0, false);
+	settle(3);
+	early = READ_ONCE(u.returned) && READ_ONCE(r.stored) && READ_ONCE(r.data) != 1;
+	sim_release_point(SIM_ACCESS_POINT);
+	settle(3);
+	kthread_stop(r.task);
+	cr_assert(READ_ONCE(u.returned), "synchronize_srcu() never returned after the reader "
+		  "left (TODOs 1-3)");
+	updater_reap(&u);
+	cleanup_srcu_struct(&ss);
+	cr_assert_eq(sim_halt(), 0);
+	cr_assert(!early, "seed %llu: synchronize_srcu() on CPU 0 returned while a store the "
+		  "reader on CPU 1 made inside its section was still in CPU 1's store buffer "
+		  "(the reader stopped at its access %ld, its newest buffered store visible "
+		  "first): the unlock's count became visible before the section's store, and the "
+		  "updater may free what the reader is still writing. What orders the section's "
+		  "accesses before the unlock's count? (TODO 1)", (unsigned long long)seed, k);
+	return stopped;
+}
+
+SIM_TEST(order, section_is_done_before_its_unlock_is_counted)
+{
+	long k = 1;
+
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: nothing is buffered");
+		return;
+	}
+	for (uint64_t seed = 1; seed <= 2; seed++)
+		for (k = 1; k < 64 && section_done_before_unlock(seed, k); k++)
+			;
+	cr_assert_gt(k, 3, "the reader made too few accesses to be stopped in "
+		     "srcu_read_unlock() (TODO 1)");
+}
