@@ -56,6 +56,7 @@ static struct { uint64_t v, t; } vdep[NR_CPUS][VIEW_DEPS];
 static int vdep_next[NR_CPUS];
 static uint64_t vrng;
 static struct { void *p; size_t size; uint64_t v; } vpending;  /* memory to put back */
+static long vstale_at[NR_CPUS];        /* sim_stale_load(): this access reads early */
 
 static bool on(void)
 {
@@ -71,6 +72,7 @@ void views_boot(uint64_t seed)
 	memset(vread, 0, sizeof(vread));
 	memset(vdep, 0, sizeof(vdep));
 	memset(vdep_next, 0, sizeof(vdep_next));
+	memset(vstale_at, 0, sizeof(vstale_at));
 	vrng = seed * 0xd1b54a32d192ed03ull + 7;
 	vpending.p = NULL;
 }
@@ -237,7 +239,10 @@ uint64_t views_load(int cpu, void *p, size_t size, bool marked)
 	lo = l->seen[cpu];
 	while (first < l->n - 1 && l->e[first].t < lo)
 		first++;
-	pick = first + choose(l->n - first);
+	if (vstale_at[cpu] && sim_access_count(cpu) == vstale_at[cpu])
+		pick = first;          /* the test chose this load: the oldest it may see */
+	else
+		pick = first + choose(l->n - first);
 	l->seen[cpu] = l->e[pick].t;
 	if (l->e[pick].t > vread[cpu])
 		vread[cpu] = l->e[pick].t;
@@ -271,4 +276,11 @@ void views_acquire(int cpu, uint64_t t)
 {
 	if (cpu >= 0 && cpu < NR_CPUS && on() && t > vfloor[cpu])
 		vfloor[cpu] = t;
+}
+
+void sim_stale_load(int cpu, long k)
+{
+	if (cpu < 0 || cpu >= NR_CPUS || k < 1)
+		sim_bug(__FILE__, __LINE__, "sim_stale_load(%d, %ld): no such CPU or k < 1", cpu, k);
+	vstale_at[cpu] = sim_access_count(cpu) + k;
 }

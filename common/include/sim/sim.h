@@ -245,6 +245,15 @@ int sim_buffered_stores(int cpu);
  */
 bool sim_commit_store(int cpu, int i);
 /**
+ * sim_stale_load() - with sim_config::early_loads, the load that is
+ * @p cpu's @p k-th student access from now returns the oldest value that
+ * CPU may still see there (what coherence and its barriers allow), not the
+ * newest: the test chooses which load is satisfied early. An access that is
+ * no load, or a location with only one value to see, reads as usual.
+ * Deterministic mode only; one per CPU at a time.
+ */
+void sim_stale_load(int cpu, long k);
+/**
  * sim_irq_at_access() - raise the interrupt @p fn(@p data) on @p cpu just
  * before @p cpu's @p k-th student access from now on; it is taken there if
  * interrupts are on (else at the next window). Deterministic mode only.

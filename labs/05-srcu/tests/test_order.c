@@ -76,7 +76,7 @@ static void end_run(struct reader *r, struct updater *u, int n)
  * unlocks), then the updater. BEYOND: the updater never made @k2 accesses.
  * HIDDEN: it returned while the reader that was inside all along still is.
  */
-static int updater_between_sums(struct updater *u, long k2)
+static int updater_between_sums(struct updater *u, long k2, long k3)
 {
 	sim_hold_access(0, k2);
 	updater_start(u, &ss, 0, false);
@@ -88,6 +88,8 @@ static int updater_between_sums(struct updater *u, long k2)
 	}
 	sim_step_point(SIM_ACCESS_POINT, 1);    /* w first: it waited first */
 	sim_run_until_idle();
+	if (k3)
+		sim_stale_load(0, k3);          /* the updater's k3-th access reads early */
 	sim_release_point(SIM_ACCESS_POINT);    /* then the updater */
 	settle(3);
 	return READ_ONCE(u->returned) ? HIDDEN : DONE;
@@ -115,7 +117,7 @@ static int straggler_between_sums(long k1, long k2)
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
 	if (straggler_stopped(&w, k1))
-		ret = updater_between_sums(&u, k2);
+		ret = updater_between_sums(&u, k2, 0);
 	kthread_stop(w.task);   /* it locked and unlocked: done */
 	end_run(&x, &u, 1);
 	return ret;
@@ -354,4 +356,67 @@ SIM_TEST(order, section_is_done_before_its_unlock_is_counted)
 			;
 	cr_assert_gt(k, 3, "the reader made too few accesses to be stopped in "
 		     "srcu_read_unlock() (TODO 1)");
+}
+
+/*
+ * Barrier A, between the sums. Reader x is inside on CPU 1; straggler w has
+ * read the index before the flip (stopped after its first access) and locks
+ * and unlocks while synchronize_srcu() on CPU 0 is stopped at its k2-th
+ * access; then the updater goes on, and its k3-th access from there, if it
+ * is a load, is satisfied early (the oldest value CPU 0 may still see, as a
+ * CPU that reorders loads may give it). Unlocks summed first see w's
+ * unlock; a lock count read early may miss w's lock, unless a full barrier
+ * between the sums orders the lock loads after the unlock loads: then the
+ * sums agree while x is still inside.
+ */
+static int early_lock_sum(long k2, long k3)
+{
+	struct sim_config cfg = two_cpus();
+	static struct reader x, w;
+	static struct updater u;
+	int ret = BEYOND;
+
+	cfg.early_loads = true;
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	x = (struct reader){ 0 };
+	w = (struct reader){ .no_sleep = true };
+	u = (struct updater){ 0 };
+	reader_start(&x, &ss, 1);
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
+	if (straggler_stopped(&w, 2))
+		ret = updater_between_sums(&u, k2, k3);
+	kthread_stop(w.task);
+	end_run(&x, &u, 1);
+	return ret;
+}
+
+SIM_TEST(order, lock_sum_is_not_read_before_the_unlock_sum, .timeout = 300)
+{
+	int early = 0;
+
+	if (!sim_kcsan_enabled()) {
+		cr_log_info("student code is not instrumented here: nothing to force");
+		return;
+	}
+	for (long k2 = 1; k2 < 400; k2++) {
+		int r = DONE;
+
+		for (long k3 = 1; k3 <= 12 && r != BEYOND; k3++) {
+			r = early_lock_sum(k2, k3);
+			cr_assert(r != HIDDEN,
+				  "synchronize_srcu() returned while a reader was still inside: a "
+				  "straggler locked and unlocked while synchronize_srcu() was stopped "
+				  "(at its access %ld); summing, it saw the straggler's unlock but, "
+				  "with its access %ld after the stop read early, not its lock, and "
+				  "the sums came out equal. What keeps the lock counts from being read "
+				  "before the unlock counts? (TODO 2)", k2, k3);
+			early += r != BEYOND;
+		}
+		if (r == BEYOND)
+			break;
+	}
+	cr_assert_gt(early, 4, "synchronize_srcu() made too few accesses to be stopped "
+		     "between its sums (TODO 2, 3)");
 }
