@@ -783,6 +783,7 @@ bool sim_commit_store(int cpu, int i)
 	if (!o || o == &kc || i < 0 || i >= o->sb_len)
 		return false;
 	commit[o->sb_len - 1 - i] = true;
+	trace_emit(cpu, o->task, TR_MARK, "store made visible first", 0);
 	commit_marked(o, commit, o->swapped_out);
 	if (!o->sb_len) {             /* as buffers_update() does for its own thread */
 		int r = o->reg - 1;

@@ -252,6 +252,7 @@ uint64_t views_load(int cpu, void *p, size_t size, bool marked)
 		vdep_next[cpu] = (vdep_next[cpu] + 1) % VIEW_DEPS;
 	}
 	if (pick != l->n - 1) {
+		trace_emit(cpu, sim_current, TR_MARK, "load satisfied early", 0);
 		vpending.p = p;
 		vpending.size = size;
 		vpending.v = cur;
