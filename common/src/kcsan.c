@@ -860,7 +860,8 @@ static inline void take_irqs(struct task_struct *t)
 /* An access's type: a read unless KC_WRITE; KC_ATOMIC and KC_VOLATILE are marked. */
 enum { KC_READ = 0, KC_WRITE = WATCH_WRITE, KC_ATOMIC = WATCH_MARKED, KC_VOLATILE = 4 };
 
-static void split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
+/* "fn" and "file:line" of a return address, from the line table (both race reports). */
+void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
 {
 	char buf[PATH_MAX + 256];
 
@@ -883,8 +884,8 @@ static __attribute__((noreturn)) void report_race(const struct kc_task *other,
 {
 	char fa[256], wa[PATH_MAX], fb[256], wb[PATH_MAX];
 
-	split_pc(e->pc, fa, sizeof(fa), wa, sizeof(wa));
-	split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
+	kcsan_split_pc(e->pc, fa, sizeof(fa), wa, sizeof(wa));
+	kcsan_split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
 	fflush(stdout);
 	fprintf(stderr, "\n==================================================================\n"
 		"BUG: KCSAN: data-race in %s / %s\n\n"

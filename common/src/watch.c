@@ -82,20 +82,6 @@ static const char *kind(int type)
 	return (type & WATCH_MARKED) ? "read (marked)" : "read";
 }
 
-/* "fn" and "file:line" of a return address, from the line table. */
-static void describe(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
-{
-	char buf[PATH_MAX + 256];
-	char *plus;
-
-	kcsan_describe_pc(pc, buf, sizeof(buf));
-	plus = strchr(buf, '+');
-	if (plus)
-		*plus = 0;
-	snprintf(fn, fn_n, "%s", buf);
-	snprintf(where, where_n, "%s", plus ? plus + 1 : buf);
-}
-
 /*
  * Report in KCSAN's own layout: the watched access first (it began first),
  * then the one that found it. The BUG that follows adds the seed, the tasks
@@ -109,8 +95,8 @@ static __attribute__((noreturn)) void report(const struct watchpoint *w,
 	char *colon;
 	int line;
 
-	describe(w->pc, fa, sizeof(fa), wa, sizeof(wa));
-	describe(pc, fb, sizeof(fb), wb, sizeof(wb));
+	kcsan_split_pc(w->pc, fa, sizeof(fa), wa, sizeof(wa));
+	kcsan_split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
 	fflush(stdout);
 	fprintf(stderr, "\n==================================================================\n"
 		"BUG: KCSAN: data-race in %s / %s\n\n"

@@ -98,16 +98,18 @@ static int updater_between_sums(struct updater *u, long k2, long k3)
 /*
  * Reader x inside on CPU 1; straggler w on CPU 1 stopped at its k1-th access;
  * synchronize_srcu() on CPU 0 stopped at its k2-th; w goes on (locks and
- * unlocks), then the updater. BEYOND: a stop was never reached. HIDDEN: the
- * updater returned with x inside.
+ * unlocks), then the updater, whose k3-th access from there reads early
+ * (k3 > 0: early loads on, sim_stale_load()). BEYOND: a stop was never
+ * reached. HIDDEN: the updater returned with x inside.
  */
-static int straggler_between_sums(long k1, long k2)
+static int straggler_between_sums(long k1, long k2, long k3)
 {
 	struct sim_config cfg = two_cpus();
 	static struct reader x, w;
 	static struct updater u;
 	int ret = BEYOND;
 
+	cfg.early_loads = k3 > 0;
 	sim_boot(&cfg);
 	init_srcu_struct(&ss);
 	x = (struct reader){ 0 };
@@ -117,7 +119,7 @@ static int straggler_between_sums(long k1, long k2)
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
 	if (straggler_stopped(&w, k1))
-		ret = updater_between_sums(&u, k2, 0);
+		ret = updater_between_sums(&u, k2, k3);
 	kthread_stop(w.task);   /* it locked and unlocked: done */
 	end_run(&x, &u, 1);
 	return ret;
@@ -161,7 +163,7 @@ SIM_TEST(order, straggler_between_the_sums_hides_no_reader, .timeout = 600)
 		int r = DONE;
 
 		for (long k2 = 1; k2 < 400 && r != BEYOND; k2++) {
-			r = straggler_between_sums(k1, k2);
+			r = straggler_between_sums(k1, k2, 0);
 			cr_assert(r != HIDDEN,
 				  "synchronize_srcu() returned while a reader was still inside: a "
 				  "reader that had read the index before the flip locked and unlocked "
@@ -367,31 +369,8 @@ SIM_TEST(order, section_is_done_before_its_unlock_is_counted)
  * CPU that reorders loads may give it). Unlocks summed first see w's
  * unlock; a lock count read early may miss w's lock, unless a full barrier
  * between the sums orders the lock loads after the unlock loads: then the
- * sums agree while x is still inside.
+ * sums agree while x is still inside (straggler_between_sums() with k3).
  */
-static int early_lock_sum(long k2, long k3)
-{
-	struct sim_config cfg = two_cpus();
-	static struct reader x, w;
-	static struct updater u;
-	int ret = BEYOND;
-
-	cfg.early_loads = true;
-	sim_boot(&cfg);
-	init_srcu_struct(&ss);
-	x = (struct reader){ 0 };
-	w = (struct reader){ .no_sleep = true };
-	u = (struct updater){ 0 };
-	reader_start(&x, &ss, 1);
-	sim_run_until_idle();
-	cr_assert(READ_ONCE(x.inside), "srcu_read_lock() never returned (TODO 1)");
-	if (straggler_stopped(&w, 2))
-		ret = updater_between_sums(&u, k2, k3);
-	kthread_stop(w.task);
-	end_run(&x, &u, 1);
-	return ret;
-}
-
 SIM_TEST(order, lock_sum_is_not_read_before_the_unlock_sum, .timeout = 300)
 {
 	int early = 0;
@@ -404,7 +383,7 @@ SIM_TEST(order, lock_sum_is_not_read_before_the_unlock_sum, .timeout = 300)
 		int r = DONE;
 
 		for (long k3 = 1; k3 <= 12 && r != BEYOND; k3++) {
-			r = early_lock_sum(k2, k3);
+			r = straggler_between_sums(2, k2, k3);
 			cr_assert(r != HIDDEN,
 				  "synchronize_srcu() returned while a reader was still inside: a "
 				  "straggler locked and unlocked while synchronize_srcu() was stopped "
