@@ -68,6 +68,7 @@ void deliver_irqs(struct task_struct *t)
 	}
 	struct sim_cpu *c = cpu_of(t->cpu);
 
+	views_sync(c->id);    /* a handler sees what its sender made visible */
 	for (int n = c->irq_len; n > 0 && irq_deliverable_locked(c); n--) {
 		struct sim_irq irq = c->irqs[c->irq_head];
 
@@ -194,6 +195,7 @@ static void ipi_handler(void *p)
 	struct call_data *cd = p;
 
 	cd->func(cd->info);
+	kcsan_fence();   /* done is a release: the caller sees what @func stored */
 	SIM_LOCK();
 	if (--cd->pending == 0 && cd->sleeper)
 		sched_wake_locked(cd->sleeper);
@@ -212,6 +214,7 @@ static void call_wait(struct call_data *cd)
 		/* The kernel's way: spin, CPU held, preemption off, IRQs on. */
 		while (call_pending(cd))
 			cpu_relax();
+		views_sync(sim_current->cpu);   /* an acquire: what the handlers stored */
 		return;
 	}
 	/* The sleeping variant: this CPU passes a quiescent state meanwhile. */
@@ -226,6 +229,7 @@ static void call_wait(struct call_data *cd)
 	cd->sleeper = NULL;
 	SIM_UNLOCK();
 	sim_current->preempt = saved;
+	views_sync(sim_current->cpu);
 }
 
 /* -ENXIO when the one target is offline; cross-calls skip offline CPUs. */

@@ -156,6 +156,7 @@ static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
 			       "while %s holds it", c->id, t->comm, c->curr->comm);
 	c->curr = t;
 	t->cpu = c->id;
+	views_sync(c->id);    /* a task taking a CPU sees what its waker made visible */
 	if (!t->is_idle)
 		trace_emit(c->id, t, TR_SWITCH, t->comm, t->pid);
 }

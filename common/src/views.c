@@ -19,7 +19,8 @@
  * floor time: a load may return the history's newest entry no younger than
  * the floor, or any later one. The floor rises to now at a full barrier, a
  * lock taken, a context switch, any scheduling point of the kernel's own
- * (cpu_relax() included: a spinning CPU sees progress) and a student
+ * (cpu_relax() included: a spinning CPU sees progress), a task taking the
+ * CPU, an interrupt's entry, the end of a cross-call's wait, and a student
  * function's entry and return; to the newest entry the CPU has read at an
  * smp_rmb(); to the entry read at an acquire load. A load whose address lies
  * within 4 KiB above a pointer that a marked load of the same CPU returned
