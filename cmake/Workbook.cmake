@@ -70,6 +70,8 @@ function(workbook_add_lab labdir)
     return()
   endif()
   file(READ "${labdir}/lab.json" json)
+  # A changed manifest (a test, a step of the memory model) reconfigures.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${labdir}/lab.json")
   string(JSON label GET "${json}" label)
 
   # The lab's own files and those of the earlier labs it uses.

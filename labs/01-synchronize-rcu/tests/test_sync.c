@@ -200,6 +200,48 @@ SIM_TEST(sync, idle_cpus_do_not_hold_it_up,
 	sim_run_seeds(&cfg, idle_cpus, NULL);
 }
 
+/* ---- sync/waits_for_a_reader_on_every_cpu -------------------------------- */
+
+#define EVERY_NR_CPUS 8
+
+/*
+ * A reader held inside on each CPU in turn, the caller on the next CPU: a
+ * synchronize_rcu() that forgets any CPU (the last, the first, those above
+ * the four most tests boot) returns while that CPU's reader is inside.
+ */
+static void reader_on_each_cpu(void *arg)
+{
+	(void)arg;
+	for (int rcpu = 0; rcpu < EVERY_NR_CPUS; rcpu++) {
+		struct held_reader r = { .point = "old-reader" };
+		struct updater u = { 0 };
+		int ucpu = (rcpu + 1) % EVERY_NR_CPUS;
+		struct task_struct *rk = start_held_reader(&r, rcpu, "reader");
+		struct task_struct *uk = start_updater(&u, ucpu, "updater");
+
+		cr_assert(!READ_ONCE(u.done),
+			  "seed %llu: synchronize_rcu() on CPU %d returned while a reader that "
+			  "began before it was inside on CPU %d, of %d CPUs: does TODO 3 look at "
+			  "every online CPU (for_each_online_cpu())?", SEED, ucpu, rcpu,
+			  EVERY_NR_CPUS);
+		sim_release_point("old-reader");
+		sim_run_until_idle();
+		cr_assert(READ_ONCE(u.done), "seed %llu: synchronize_rcu() on CPU %d did not "
+			  "return once the reader on CPU %d left (TODO 3)", SEED, ucpu, rcpu);
+		kthread_stop(uk);
+		kthread_stop(rk);
+	}
+}
+
+SIM_TEST(sync, waits_for_a_reader_on_every_cpu,
+	 .description = "with 8 CPUs, synchronize_rcu() waits for a reader on each of them")
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = EVERY_NR_CPUS;
+	sim_run_seeds(&cfg, reader_on_each_cpu, NULL);
+}
+
 /* ---- sync/two_callers_each_wait_for_their_readers ------------------------ */
 
 /*
