@@ -42,7 +42,7 @@ import xml.etree.ElementTree as ET
 
 import gradescope_check
 from workbook import build, mutants, reports, run as wbrun
-from workbook.common import Fail, JOBS, ROOT, SOLUTIONS
+from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
 
@@ -108,6 +108,28 @@ def run_lab_tests(d, lab, names=None):
 
 # ---------------------------------------------------------------- stages
 
+TABLE_ROW = re.compile(r"^\| `([a-z_0-9]+/[a-z_0-9]+)` \|([^|\n]*)\|", re.M)
+
+
+def handout_table_problems(lab):
+    """The rows of LAB's handout tests table (| `suite/name` | points | ...)
+    that name no test of lab.json or give other points than it does. A test
+    may be left out of the table (lab 7's hidden flavours)."""
+    path = os.path.join(LABS, lab.name, "README.md")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = TABLE_ROW.findall(f.read())
+    points = {t["name"]: t["points"] for t in lab.tests}
+    out = []
+    for name, col in rows:
+        if name not in points:
+            out.append(f"{name}: no such test")
+        elif col.strip().isdigit() and int(col) != points[name]:
+            out.append(f"{name}: {col.strip()} points, lab.json says {points[name]}")
+    return out
+
+
 def stage_manifests(sh, labs):
     """lab.json already passed the loader (all_labs()); the mutants' index and
     patches, and the starters, are checked here."""
@@ -117,6 +139,9 @@ def stage_manifests(sh, labs):
         bad_calls = hint_call_problems(lab)
         sh.check(not bad_calls, f"hints of {lab.name} name only calls that exist "
                  f"(solution, tests, common/include)", "; ".join(bad_calls))
+        bad_rows = handout_table_problems(lab)
+        sh.check(not bad_rows, f"handout of {lab.name}: its tests table names tests of "
+                 f"lab.json with their points", "; ".join(bad_rows))
         try:
             mus = mutants.load(lab)
         except Fail as e:
