@@ -231,6 +231,17 @@ void watch_boot(void);
 void watch_check(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
 int watch_begin(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type);
 void watch_end(int slot);
+/* One access of a data race, for watch_report(). */
+struct race_access {
+	struct task_struct *task;
+	int cpu;
+	const void *p;
+	size_t size;
+	int type;                   /* WATCH_WRITE, WATCH_MARKED */
+	uintptr_t pc;
+};
+__attribute__((noreturn)) void watch_report(const struct race_access *a, const char *note,
+					    const struct race_access *b, bool at_first);
 /* views.c: loads that may be early (kcsan.c calls it) */
 void views_boot(uint64_t seed);
 void views_commit(int cpu, const void *p, size_t size);

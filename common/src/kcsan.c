@@ -878,32 +878,18 @@ void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t whe
 	}
 }
 
+/* A plain access meets a plain store another CPU still buffers (watch.c reports it). */
 static __attribute__((noreturn)) void report_race(const struct kc_task *other,
 						 const struct kc_entry *e, struct task_struct *t,
 						 uintptr_t pc, const void *p, size_t size, int type)
 {
-	char fa[256], wa[PATH_MAX], fb[256], wb[PATH_MAX];
+	struct race_access a = { other->task, e->cpu, e->p, e->size, WATCH_WRITE, e->pc };
+	struct race_access b = { t, t->cpu, p, size, type, pc };
+	char note[96];
 
-	kcsan_split_pc(e->pc, fa, sizeof(fa), wa, sizeof(wa));
-	kcsan_split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
-	fflush(stdout);
-	fprintf(stderr, "\n==================================================================\n"
-		"BUG: KCSAN: data-race in %s / %s\n\n"
-		"write to %p of %u bytes by task %s (pid %d) on cpu %d:\n %s\n"
-		"  (still in cpu %d's store buffer: no release, barrier or unlock since)\n\n"
-		"%s%s to %p of %zu bytes by task %s (pid %d) on cpu %d:\n %s\n"
-		"==================================================================\n",
-		fa, fb, (void *)e->p, e->size, task_comm(other->task), task_pid(other->task),
-		e->cpu, wa, e->cpu, (type & KC_ATOMIC) ? "atomic " : "",
-		(type & KC_WRITE) ? "write" : "read", p, size, task_comm(t), task_pid(t),
-		t->cpu, wb);
-	char *colon = strrchr(wb, ':');
-	int line = colon ? atoi(colon + 1) : 0;
-
-	if (colon)
-		*colon = 0;
-	SIM_LOCK();
-	sim_bug_locked(strdup(wb), line, "KCSAN: data-race in %s / %s", fa, fb);
+	snprintf(note, sizeof(note), "still in cpu %d's store buffer: no release, barrier or "
+		 "unlock since", e->cpu);
+	watch_report(&a, note, &b, false);
 }
 
 /*

@@ -83,42 +83,55 @@ static const char *kind(int type)
 }
 
 /*
- * Report in KCSAN's own layout: the watched access first (it began first),
- * then the one that found it. The BUG that follows adds the seed, the tasks
- * and the timeline, where the watched task's lane is marked too.
+ * Report in KCSAN's own layout: the access that began first, with @note on
+ * how it is still in progress, then the one that met it. The BUG that
+ * follows adds the seed, the tasks and the timeline (where @a's lane is
+ * marked too), and is placed at @a when @at_first (a watched access is plain,
+ * the other may be marked), else at @b.
  */
-static __attribute__((noreturn)) void report(const struct watchpoint *w,
-					     struct task_struct *t, uintptr_t pc,
-					     const void *p, size_t size, int type)
+void watch_report(const struct race_access *a, const char *note,
+		  const struct race_access *b, bool at_first)
 {
 	char fa[256], wa[PATH_MAX], fb[256], wb[PATH_MAX];
-	char *colon;
+	char *where, *colon;
 	int line;
 
-	kcsan_split_pc(w->pc, fa, sizeof(fa), wa, sizeof(wa));
-	kcsan_split_pc(pc, fb, sizeof(fb), wb, sizeof(wb));
+	kcsan_split_pc(a->pc, fa, sizeof(fa), wa, sizeof(wa));
+	kcsan_split_pc(b->pc, fb, sizeof(fb), wb, sizeof(wb));
 	fflush(stdout);
 	fprintf(stderr, "\n==================================================================\n"
 		"BUG: KCSAN: data-race in %s / %s\n\n"
 		"%s to %p of %zu bytes by task %s (pid %d) on cpu %d:\n %s\n %s\n"
-		"  (in progress: the task was switched out at this access)\n\n"
+		"  (%s)\n\n"
 		"%s to %p of %zu bytes by task %s (pid %d) on cpu %d:\n %s\n %s\n\n"
 		"A plain access of memory that another CPU writes at the same time may be\n"
 		"torn, fused or repeated by the compiler and is unordered: make the read a\n"
 		"marked one (READ_ONCE(), rcu_dereference(), smp_load_acquire()) or hold\n"
 		"the lock that the writer holds.\n"
 		"==================================================================\n",
-		fa, fb, kind(w->type), w->p, w->size, task_comm(w->task), task_pid(w->task),
-		w->cpu, fa, wa, kind(type), p, size, task_comm(t), task_pid(t), t->cpu, fb, wb);
-	/* The BUG is placed at the watched access: it is plain, the other may be marked. */
-	colon = strrchr(wa, ':');
+		fa, fb, kind(a->type), a->p, a->size, task_comm(a->task), task_pid(a->task),
+		a->cpu, fa, wa, note, kind(b->type), b->p, b->size, task_comm(b->task),
+		task_pid(b->task), b->cpu, fb, wb);
+	where = at_first ? wa : wb;
+	colon = strrchr(where, ':');
 	line = colon ? atoi(colon + 1) : 0;
 	if (colon)
 		*colon = 0;
 	SIM_LOCK();
-	trace_emit(w->cpu, w->task, TR_MARK,
-		   (w->type & WATCH_WRITE) ? "racing plain write" : "racing plain read", 0);
-	sim_bug_locked(strdup(wa), line, "KCSAN: data-race in %s / %s", fa, fb);
+	trace_emit(a->cpu, a->task, TR_MARK,
+		   (a->type & WATCH_WRITE) ? "racing plain write" : "racing plain read", 0);
+	sim_bug_locked(strdup(where), line, "KCSAN: data-race in %s / %s", fa, fb);
+}
+
+static __attribute__((noreturn)) void report(const struct watchpoint *w,
+					     struct task_struct *t, uintptr_t pc,
+					     const void *p, size_t size, int type)
+{
+	struct race_access a = { w->task, w->cpu, w->p, w->size, w->type, w->pc };
+	struct race_access b = { t, t->cpu, p, size, type, pc };
+
+	watch_report(&a, "in progress: the task was switched out at this access", &b, true);
+	abort();   /* sim_bug_locked() does not return */
 }
 
 void watch_check(struct task_struct *t, uintptr_t pc, const void *p, size_t size, int type)
