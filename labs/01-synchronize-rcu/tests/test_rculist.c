@@ -397,6 +397,7 @@ SIM_TEST(rculist, publication_survives_any_drain_order,
 {
 	struct sim_config cfg = sim_forced_config();
 
+	cfg.weak_memory = true;   /* what this test is about, whatever the environment says */
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		cfg.seed = seed;
 		sim_boot(&cfg);
@@ -481,7 +482,7 @@ SIM_TEST(rculist, readers_subscribe_with_marked_loads,
 {
 	struct sim_config cfg = sim_forced_config();
 
-	cfg.race_watch = true;
+	cfg.race_watch = true;    /* what this test is about, whatever the environment says */
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		int rcpu = 1 + (int)(seed % 3), wcpu = (rcpu % 3) + 1;
 

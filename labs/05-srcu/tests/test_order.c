@@ -244,6 +244,25 @@ SIM_TEST(order, straggler_from_before_a_flip_is_waited_for, .timeout = 300)
 }
 
 /*
+ * Boot two CPUs for a test of where a reader's stores become visible: the
+ * store buffer and late stores on whatever the environment says (these
+ * tests are about them), and no switch at an access, so that nothing drains
+ * CPU 1's buffer on the way to the schedule the test forces.
+ */
+static void boot_buffered(uint64_t seed)
+{
+	struct sim_config cfg = two_cpus();
+
+	cfg.seed = seed;
+	cfg.weak_memory = true;
+	cfg.late_stores = true;
+	cfg.access_preempt = 0;
+	sim_boot(&cfg);
+	init_srcu_struct(&ss);
+	sim_run_until_idle();
+}
+
+/*
  * A reader stands inside its section on CPU 1, keeping its CPU: no sleep,
  * so no context switch drains its store buffer. synchronize_srcu() on CPU 0
  * must still see it. Unless srcu_read_lock() ends with a full barrier after
@@ -253,17 +272,12 @@ SIM_TEST(order, straggler_from_before_a_flip_is_waited_for, .timeout = 300)
  */
 static bool counted_before_section(uint64_t seed)
 {
-	struct sim_config cfg = two_cpus();
 	static struct reader r;
 	static struct updater u;
 	bool waited;
 	int buffered;
 
-	cfg.seed = seed;
-	cfg.access_preempt = 0;  /* the schedule is forced: no switch drains CPU 1 on the way */
-	sim_boot(&cfg);
-	init_srcu_struct(&ss);
-	sim_run_until_idle();
+	boot_buffered(seed);
 	r = (struct reader){ .stand = true };
 	u = (struct updater){ 0 };
 	sim_hold_point(READER_INSIDE);
@@ -308,16 +322,11 @@ SIM_TEST(order, reader_is_counted_before_its_section)
  */
 static bool section_done_before_unlock(uint64_t seed, long k)
 {
-	struct sim_config cfg = two_cpus();
 	static struct reader r;
 	static struct updater u;
 	bool stopped, early;
 
-	cfg.seed = seed;
-	cfg.access_preempt = 0;  /* the schedule is forced: no switch drains CPU 1 on the way */
-	sim_boot(&cfg);
-	init_srcu_struct(&ss);
-	sim_run_until_idle();
+	boot_buffered(seed);
 	r = (struct reader){ .write_inside = true };
 	u = (struct updater){ 0 };
 	sim_hold_access(1, k);

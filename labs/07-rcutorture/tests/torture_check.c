@@ -108,8 +108,10 @@ static void run_once(struct torture_job *j)
 	k = kthread_run_on_cpu(torture_main, j, 0, "torture");
 	kthread_stop(k);
 	cr_assert_eq(kmem_live_objects(), 0,
-		     "%s: %ld object(s) still allocated after rcu_torture_run() returned: every "
-		     "element and callback must be freed, after the barrier (TODO 6)",
+		     "%s: %ld object(s) still allocated after rcu_torture_run() returned: "
+		     "elements left on the pipe or as the current one, or held by callbacks "
+		     "still queued or re-posting (the cleanup sets fullstop, stops every "
+		     "kthread, then waits with ops->cb_barrier(); TODOs 3, 6)",
 		     j->ops.name, kmem_live_objects());
 }
 
