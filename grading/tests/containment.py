@@ -36,11 +36,22 @@ LAB1 = "01-synchronize-rcu"
 # Attacks put first in every student function of every lab.
 EVERY_FUNCTION = ["exit_group", "raise_bug_signal"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
-            "redefine_asserts"]
+            "redefine_asserts", "forge_proofs", "assert_functions", "set_switches",
+            "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include"]
 # The lab 1 file an appended attack goes into (rcu.c unless named here).
 APPENDED_TO = {"redefine_asserts": "rculist.h"}
-# Attacks the grader refuses before building: what its report must say.
-REFUSED_AS = {"redefine_asserts": "redefines cr_assert, a name of the test harness"}
+# Attacks the grader's code check (tools/workbook/objcheck.py) refuses: what
+# its report must say. Every other attack is graded with the check off
+# (WORKBOOK_GRADE_CHECK_CODE=0): the sandbox and the completion proof must
+# contain it on their own, a second net under the first.
+REFUSED_AS = {"redefine_asserts": "#undef cr_assert in a header the tests include",
+              "forge_proofs": "has __attribute__((constructor))",
+              "assert_functions": "globally: make it static",
+              "set_switches": "uses setenv, which is not part of the lab's API",
+              "no_sanitize": "has __attribute__((no_sanitize_thread))",
+              "pasted_attribute": "has __attribute__((constructor))",
+              "asm_syscall": "has inline assembly",
+              "outside_include": "includes @ROOT@/common/src/internal.h, outside the lab"}
 # Lab 1's time budget for an appended attack. The attacks act in a
 # constructor, before any test; a detached process that keeps Criterion's
 # runner waiting (left_running, rewrite_results) makes the grader spend the
@@ -89,7 +100,8 @@ def make(kind, dst, subst):
     return 1
 
 
-def grade(sub, out, labs, env, slot=0, budget=None):
+def grade(sub, out, labs, env, slot=0, budget=None, check_code=False):
+    env = dict(env, WORKBOOK_GRADE_CHECK_CODE="1" if check_code else "0")
     extra = [f"--slot={slot}"] + ([f"--lab-budget={budget}"] if budget else [])
     r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--impl", sub, "--format",
                         "json", "--out", out] + extra + labs, stdout=subprocess.PIPE,
@@ -159,7 +171,8 @@ def _checks(tmp, env, sandbox):
     kills every process of its one user after each run, so one at a time);
     the results in the order of the attacks."""
     secret = solution_lines()
-    jobs = [(k, None) for k in EVERY_FUNCTION] + [(k, ATTACK_BUDGET) for k in APPENDED]
+    jobs = [("reference", None)] + [(k, None) for k in EVERY_FUNCTION] + \
+        [(k, ATTACK_BUDGET) for k in APPENDED]
     try:
         parallel = Sandbox(sandbox).kind == "bwrap"
     except Fail as e:
@@ -172,6 +185,8 @@ def _checks(tmp, env, sandbox):
     def run(job):
         slot = slots.get()
         try:
+            if job[0] == "reference":
+                return [reference_check(tmp, env, slot)]
             if job[0] in EVERY_FUNCTION:
                 return [every_function_check(job[0], tmp, env, slot)]
             return [attack_check(job[0], tmp, env, slot, secret)]
@@ -180,6 +195,26 @@ def _checks(tmp, env, sandbox):
     with concurrent.futures.ThreadPoolExecutor(slots.qsize()) as ex:
         for results in ex.map(run, jobs):
             yield from results
+
+
+def reference_check(tmp, env, slot):
+    """The honest reference, graded as a submission with every check on,
+    earns every point: no check refuses what a student should write."""
+    sub = os.path.join(tmp, "reference", "labs")
+    for lab in all_labs():
+        for f in lab.files:
+            d = os.path.join(sub, lab.name, f)
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            shutil.copyfile(os.path.join(ROOT, "solutions", lab.name, f), d)
+    r, res = grade(os.path.dirname(sub), os.path.join(tmp, "reference.json"), [], env, slot,
+                   check_code=True)
+    if res is None:
+        return False, "reference", f"grading failed: {r.stdout.strip()[-300:]}"
+    iso = res.get("isolation", "?").split(" ")[0]
+    lost = [f"{lab['name']}: {lab['error'] or ', '.join(t['name'] for t in lab['tests'] if not t['passed'])}"
+            for lab in res["labs"] if lab["score"] != lab["max_score"]]
+    return (not lost, f"the reference solutions graded as a submission: {res['score']}/"
+            f"{res['max_score']} ({iso})", "; ".join(lost))
 
 
 # What the grader says of a test Criterion passed but the attack ended.
@@ -212,7 +247,7 @@ def attack_check(kind, tmp, env, slot, secret):
     out = os.path.join(tmp, "results", kind, "results.json")
     os.makedirs(os.path.dirname(out))
     make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark})
-    r, res = grade(sub, out, [LAB1], env, slot, ATTACK_BUDGET)
+    r, res = grade(sub, out, [LAB1], env, slot, ATTACK_BUDGET, kind in REFUSED_AS)
     # The grade command has returned: whatever the attack left is here now.
     if res is None:
         return False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
@@ -253,9 +288,12 @@ def attack_check(kind, tmp, env, slot, secret):
         if now.get("score") != 0 or "labs" not in now:
             problems.append(f"results file rewritten: {json.dumps(now)[:80]}")
     if kind in REFUSED_AS:
-        if REFUSED_AS[kind] not in json.dumps(res):
-            problems.append(f"not refused as '{REFUSED_AS[kind]}'")
-        saw.append("refused: " + REFUSED_AS[kind])
+        want = REFUSED_AS[kind].replace("@ROOT@", ROOT)
+        said = [lab.get("error") or "" for lab in res["labs"]] + \
+            [t["output"] for lab in res["labs"] for t in lab["tests"]]
+        if not any(want in o for o in said):
+            problems.append(f"not refused as '{want}': {(said or ['-'])[0][:200]}")
+        saw.append("refused: " + want.replace(ROOT + "/", ""))
     if not saw and kind != "rewrite_results":
         problems.append("the attack printed nothing: did it run?")
     return (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),

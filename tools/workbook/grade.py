@@ -1,8 +1,10 @@
 """Grading: staging a submission, grading it, grading a batch.
 
 Rule kept here: the grader (this process) is trusted, the submission is not.
-Only the files the manifests list are taken from a submission; its build and
-its test runs happen in a sandbox (sandbox.py); a test passes only with the
+Only the files the manifests list are taken from a submission; what the
+compiler makes of them must be C that uses the lab's API and nothing else
+(objcheck.py, before and after the build); its build and its test runs
+happen in a sandbox (sandbox.py); a test passes only with the
 proof that it reached its end (run.py); results are computed and written only
 after every process of the submission is gone, from what the grader itself
 holds (the proof, the report Criterion's runner wrote), never from a file the
@@ -12,13 +14,16 @@ import concurrent.futures
 import csv
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 
+from . import objcheck
 from .build import check_deps, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say
 from .manifest import all_labs, select_labs
@@ -93,52 +98,6 @@ class Slot:
                     shutil.rmtree(p)
 
 
-INCLUDE = re.compile(r'^\s*(?:#|%:)\s*(?:include|include_next|embed)\s*(.*)$', re.M)
-# Names of the test harness (Criterion, sim/test.h, the kernel's BUG and WARN)
-# that a student header must not redefine: the tests include the student's
-# headers, so "#define cr_assert(...)" there would switch the assertions off.
-HARNESS_NAME = re.compile(r'^\s*(?:#|%:)\s*(?:define|undef)\s+((?:cr_|criterion|sim_|SIM_|BUG|WARN)\w*'
-                          r'|Test|TestSuite|ParameterizedTest|assert|_Pragma)\b', re.M)
-
-
-# A string or character literal (kept whole) or a comment (read as a space).
-C_LITERAL_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
-                                  r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.S)
-
-
-def preprocessed_lines(text):
-    """TEXT as the preprocessor reads its directives: lines spliced at a
-    backslash-newline, each comment replaced by a space (string and
-    character literals kept, so a "/*" inside one hides nothing)."""
-    return C_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0),
-                                    text.replace("\\\n", ""))
-
-
-def ungradable(path):
-    """Why the student file at PATH cannot be graded as it is, or '': it may
-    read files beyond the workbook's headers (an absolute or ../ include, a
-    computed include, .incbin) or it redefines a name of the test harness."""
-    try:
-        with open(path, errors="replace") as f:
-            text = preprocessed_lines(f.read())
-    except OSError:
-        return ""
-    for m in INCLUDE.finditer(text):
-        arg = m.group(1).strip()
-        q = re.match(r'^[<"]([^>"]*)[>"]', arg)
-        if not q:
-            return f"reaches outside the lab (computed #include {arg[:40]})"
-        inc = q.group(1)
-        if inc.startswith("/") or ".." in inc or "solutions" in inc:
-            return f"reaches outside the lab (#include {arg[:60]})"
-    if re.search(r"\.incbin|__has_include|\bembed\b", text):
-        return "reaches outside the lab (.incbin/#embed)"
-    m = HARNESS_NAME.search(text)
-    if m:
-        return f"redefines {m.group(1)}, a name of the test harness"
-    return ""
-
-
 def stage_prior(slot, labs):
     """The reference's files of the earlier labs that LABS use (what
     WORKBOOK_PRIOR=solutions links) copied into the slot by the grader, so
@@ -188,10 +147,6 @@ def stage_submission(impl, slot, labs):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             if src and os.path.isfile(src) and not os.path.islink(src):
                 shutil.copyfile(src, dst)
-                bad = ungradable(dst)
-                if bad:
-                    missing.setdefault(lab.name, []).append(
-                        f"labs/{lab.name}/{f} {bad}: not graded")
             else:
                 why = "is a link (not taken)" if src and os.path.islink(src) else "is missing"
                 missing.setdefault(lab.name, []).append(f"labs/{lab.name}/{f} {why}")
@@ -221,6 +176,35 @@ def sandboxed_build(slot, target):
     return True, ""
 
 
+def sandboxed_objcheck(slot, lab, prior, objects):
+    """objcheck.py's refusals for LAB's student code in the slot, run in the
+    slot's sandbox (the compiler and binutils read the submission there):
+    before the build (OBJECTS false: what the preprocessor sees) or after."""
+    used = [u for u in lab.uses] if prior == "solutions" else []
+    spec = objcheck.spec_for(slot.dir, lab, slot.stage,
+                             [os.path.join(slot.prior_dir, u) for u in used])
+    spec["objects"] = objects
+    path = os.path.join(slot.dir, "objcheck-spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    env = clean_env({"PYTHONPATH": os.path.join(ROOT, "tools")})
+    how = slot.sandbox.wrap([py, "-B", "-m", "workbook.objcheck", path], slot.dir, env,
+                            ro=[slot.dir], limits={"cpu": BUILD_WALL})
+    try:
+        r = subprocess.run(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors="replace", stdin=subprocess.DEVNULL, timeout=BUILD_WALL,
+                           cwd=slot.dir, **how)
+        out = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else None
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        out = None
+    finally:
+        slot.sandbox.reap()
+    if not isinstance(out, list) or not all(isinstance(x, str) for x in out):
+        return ["the grader's check of the code could not run: ./workbook check shows why"]
+    return out
+
+
 def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
     """Grade LABS of the submission at IMPL; a list of lab results."""
     missing = stage_submission(impl, slot, labs)
@@ -241,20 +225,34 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
         t1 = time.time()
         need = [lab.name] + ([] if prior == "solutions" else lab.uses)
         miss = [m for n in need for m in missing.get(n, [])]
+        check = os.environ.get("WORKBOOK_GRADE_CHECK_CODE", "1") != "0"
+        refused = sandboxed_objcheck(slot, lab, prior, False) if check and not miss else []
         if miss:
             r = lab_result(lab, error="; ".join(miss))
+        elif refused:
+            r = lab_result(lab, error=f"refused: {objcheck.summary(refused)}")
         else:
             ok, err = sandboxed_build(slot, lab.target)
+            refused = sandboxed_objcheck(slot, lab, prior, True) if ok and check else []
             if not ok:
                 r = lab_result(lab, error=f"does not compile: {err}")
+            elif refused:
+                r = lab_result(lab, error=f"refused: {objcheck.summary(refused)}")
             else:
                 wd = os.path.join(slot.dir, "runs", lab.label)
                 if os.path.isdir(wd):
                     shutil.rmtree(wd)
                 os.makedirs(os.path.join(wd, "logs"))
                 slot.sandbox.give(wd)
+                # The run reads the student headers it was built from (the
+                # simulated kernel finds the macros a test line expands in
+                # them): the submission's own files, and with --prior
+                # solutions the reference headers of the labs it uses.
+                reads = [slot.stage] + ([os.path.join(slot.prior_dir, u) for u in lab.uses
+                                         if os.path.isdir(os.path.join(slot.prior_dir, u))]
+                                        if prior == "solutions" else [])
                 res, _ = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
-                                       lab.timeouts(), jobs, budget, slot.sandbox)
+                                    lab.timeouts(), jobs, budget, slot.sandbox, reads)
                 slot.sandbox.take(wd)
                 r = lab_result(lab, res)  # verdicts from the proofs, not the runner's XML
         r["isolation"] = slot.sandbox.kind

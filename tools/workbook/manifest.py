@@ -12,6 +12,12 @@ lab.json, format 1:
   label       str, labN: CTest label, target prefix  (required)
   title       str                                    (required)
   files       [str], the student's files             (required, non-empty)
+  api         {defines: [str], calls?: [str], header_macros?: [str]}: what
+              the student's object files may define globally, what they may
+              call beyond the kernel's <linux/...> API and the "defines" of
+              the labs used, and which macros a student header may define
+              (tools/workbook/objcheck.py checks it on the compiler's output;
+              required)
   uses        [str], earlier labs linked             (optional, default [])
   modules     [{name, source, lab?, dir?: "tests"}]  (optional, default [])
   tests       [{name: "suite/test", points: int, hint: str,
@@ -46,11 +52,12 @@ VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 
 # key: (type, required); a type of list means "a list of that"
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
-            "title": (str, True), "files": ([str], True), "uses": ([str], False),
+            "title": (str, True), "api": (dict, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
             "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
+API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": ([str], False)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
 TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
@@ -141,6 +148,7 @@ def validate(where, m, folder):
     for k in ("files", "tests", "hints"):
         if not m[k]:
             raise Fail(f"{where}: '{k}' is empty")
+    check_keys(f"{where}: api", m["api"], API_KEYS)
     for i, mod in enumerate(m.get("modules", [])):
         check_keys(f"{where}: modules[{i}]", mod, MODULE_KEYS)
         if mod.get("dir", "tests") != "tests":
@@ -228,6 +236,7 @@ class Lab:
         self.label = m["label"]
         self.title = m["title"]
         self.files = list(m["files"])
+        self.api = dict(m["api"])
         self.uses = list(m.get("uses", []))
         self.modules = list(m.get("modules", []))
         self.tests = list(m["tests"])

@@ -10,7 +10,7 @@ import time
 
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
-from .grade import ungradable
+from . import objcheck
 from .manifest import SEEDS, cited_todos, find_lab, select_labs
 from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
@@ -229,15 +229,27 @@ def store_result(bdir, lab, res):
         pass
 
 
-def status_run(bdir, lab):
+def refusals(bdir, lab, prior):
+    """What the grader's code check (objcheck.py) refuses in LAB's files, as
+    built in BDIR: the student's files under labs/, the earlier labs' from
+    solutions/ with --prior solutions."""
+    extra = [os.path.join(SOLUTIONS, u) for u in lab.uses] if prior == "solutions" else []
+    return objcheck.check_lab(bdir, lab, LABS, extra)
+
+
+def status_run(bdir, lab, prior):
     """LAB's results for status: the last complete run's when neither the
-    student's files nor the test binary changed since, else a fresh run."""
+    student's files nor the test binary changed since, else a fresh run;
+    a lab whose code the grader refuses is not run ("refused: ...")."""
     ok, err, _ = build(bdir, [lab.target])
     if not ok:
-        return None, err
+        return None, f"does not compile: {err}"
     res = cached_result(bdir, lab)
     if res is not None:
         return res, ""
+    refused = refusals(bdir, lab, prior)
+    if refused:
+        return None, f"refused: {objcheck.summary(refused)}"
     res, err, _ = run_lab(bdir, lab)
     if res is not None:
         store_result(bdir, lab, res)
@@ -252,10 +264,10 @@ def cmd_status(a):
     say(f"{'lab':<24} {'tests':>7} {'points':>8}  next")
     total = maxt = 0
     for lab in labs:
-        res, err = status_run(bdir, lab)
+        res, err = status_run(bdir, lab, a.prior)
         maxt += lab.max_points
         if res is None:
-            say(f"{lab.name:<24} {'-':>7} {0:>4}/{lab.max_points:<3}  does not compile: {err}")
+            say(f"{lab.name:<24} {'-':>7} {0:>4}/{lab.max_points:<3}  {err}")
             continue
         pts, passed = score_lab(lab, res)
         total += pts
@@ -297,10 +309,18 @@ def cmd_check(a):
             say(f"{n}  ({t.get('points', 0)} points)")
         return 0
     say(f"== {lab.name}: {lab.title} ==")
-    for f in lab.files:
-        why = ungradable(os.path.join(LABS, lab.name, f))
-        if why:
-            warn(f"labs/{lab.name}/{f} {why}: the grader will not grade this lab")
+    ok, err, _ = build(bdir, [lab.target])
+    if not ok:
+        say(f"{lab.name} does not compile:\n  {err}")
+        return 1
+    refused = refusals(bdir, lab, a.prior)
+    if refused:
+        for r in refused:
+            say(f"refused: {r}")
+        say(f"the grader gives {lab.name} 0 points while its code does this; lab code is C "
+            "that uses the lab's API and nothing else (docs/instructors.md, 'What the grader "
+            "accepts')")
+        return 1
     quick = [t["name"] for t in lab.tests if not is_stress(t)]
     stress = [t["name"] for t in lab.tests if is_stress(t)]
     if a.test or getattr(a, "all", False):
