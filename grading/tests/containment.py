@@ -172,7 +172,7 @@ def _checks(tmp, env, sandbox):
     the results in the order of the attacks."""
     secret = solution_lines()
     jobs = [("reference", None)] + [(k, None) for k in EVERY_FUNCTION] + \
-        [(k, ATTACK_BUDGET) for k in APPENDED]
+        [(k, ATTACK_BUDGET) for k in APPENDED] + [(k, None) for k in LINKS]
     try:
         parallel = Sandbox(sandbox).kind == "bwrap"
     except Fail as e:
@@ -187,6 +187,8 @@ def _checks(tmp, env, sandbox):
         try:
             if job[0] == "reference":
                 return [reference_check(tmp, env, slot)]
+            if job[0] in LINKS:
+                return [link_check(job[0], tmp, env, slot)]
             if job[0] in EVERY_FUNCTION:
                 return [every_function_check(job[0], tmp, env, slot)]
             return [attack_check(job[0], tmp, env, slot, secret)]
@@ -195,6 +197,48 @@ def _checks(tmp, env, sandbox):
     with concurrent.futures.ThreadPoolExecutor(slots.qsize()) as ex:
         for results in ex.map(run, jobs):
             yield from results
+
+
+# Links in a submission, each pointing at the reference: (lab graded, what
+# the report must say). Staging takes plain files only.
+LINKS = {"link_lab_folder": ("01-synchronize-rcu", "symbolic link"),
+         "link_labs_folder": ("01-synchronize-rcu", "symbolic link"),
+         "link_nested_module": ("03-module-unload", "symbolic link"),
+         "hard_link": ("01-synchronize-rcu", "hard link")}
+
+
+def make_links(kind, dst):
+    copy_starters(dst)
+    sol = os.path.join(ROOT, "solutions")
+    labs = os.path.join(dst, "labs")
+    if kind == "link_lab_folder":
+        shutil.rmtree(os.path.join(labs, LAB1))
+        os.symlink(os.path.join(sol, LAB1), os.path.join(labs, LAB1))
+    elif kind == "link_labs_folder":
+        shutil.rmtree(labs)
+        os.symlink(sol, labs)
+    elif kind == "link_nested_module":
+        mod = os.path.join(labs, "03-module-unload", "module")
+        shutil.rmtree(mod)
+        os.symlink(os.path.join(sol, "03-module-unload", "module"), mod)
+    else:
+        os.unlink(os.path.join(labs, LAB1, "rcu.c"))
+        os.link(os.path.join(sol, LAB1, "rcu.c"), os.path.join(labs, LAB1, "rcu.c"))
+
+
+def link_check(kind, tmp, env, slot):
+    """A submission whose files reach the reference through a link."""
+    lab, want = LINKS[kind]
+    sub = os.path.join(tmp, kind)
+    make_links(kind, sub)
+    r, res = grade(sub, os.path.join(tmp, f"{kind}.json"), [lab], env, slot, check_code=True)
+    if res is None:
+        return False, kind, f"grading failed: {r.stdout.strip()[-300:]}"
+    err = res["labs"][0]["error"]
+    iso = res.get("isolation", "?").split(" ")[0]
+    ok = res["score"] == 0 and want in err
+    return ok, f"{kind}: {res['score']}/{res['max_score']} ({iso}); {err[:160] or '-'}", \
+        "" if ok else f"expected 0 and '{want}'"
 
 
 def reference_check(tmp, env, slot):

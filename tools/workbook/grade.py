@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -123,8 +124,39 @@ def stage_prior(slot, labs):
                 shutil.copyfile(src, dst)
 
 
-def stage_submission(impl, slot, labs):
-    """Copy only the manifests' files into the slot's stage; {lab: missing files}."""
+def not_a_plain_file(top, path):
+    """Why PATH, inside the submission folder TOP, is not taken as a student
+    file, or '': each folder from TOP down to it must be a real folder (no
+    symbolic link at any depth), the file a regular file with one name (no
+    hard link to a file elsewhere), its real path inside TOP's."""
+    top = os.path.abspath(top)
+    rel = os.path.relpath(os.path.abspath(path), top)
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return "lies outside the submission folder: not taken"
+    cur, st = top, None
+    for part in rel.split(os.sep):
+        cur = os.path.join(cur, part)
+        try:
+            st = os.lstat(cur)
+        except OSError:
+            return "is missing"
+        if stat.S_ISLNK(st.st_mode):
+            return (f"is reached through a symbolic link ({os.path.relpath(cur, top)}): "
+                    "not taken; hand in the files themselves")
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file: not taken"
+    if st.st_nlink > 1:
+        return (f"is a hard link (one file, {st.st_nlink} names): not taken; hand in a "
+                "copy")
+    if not os.path.realpath(path).startswith(os.path.realpath(top) + os.sep):
+        return "lies outside the submission folder: not taken"
+    return ""
+
+
+def stage_submission(impl, slot, labs, top=None):
+    """Copy only the manifests' files into the slot's stage, each only if it
+    is a plain file of the submission folder TOP (IMPL's by default);
+    {lab: files missing or not taken}."""
     slot.scrub()
     missing = {}
     for lab in all_labs():
@@ -145,10 +177,10 @@ def stage_submission(impl, slot, labs):
             src = os.path.join(impl, lab.name, f) if impl else None
             dst = os.path.join(slot.stage, lab.name, f)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            if src and os.path.isfile(src) and not os.path.islink(src):
+            why = not_a_plain_file(top or impl, src) if src else "is missing"
+            if not why:
                 shutil.copyfile(src, dst)
             else:
-                why = "is a link (not taken)" if src and os.path.islink(src) else "is missing"
                 missing.setdefault(lab.name, []).append(f"labs/{lab.name}/{f} {why}")
                 with open(dst, "w") as fh:
                     fh.write(f'#error "labs/{lab.name}/{f} is missing from the submission"\n')
@@ -205,13 +237,16 @@ def sandboxed_objcheck(slot, lab, prior, objects):
     return out
 
 
-def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET):
-    """Grade LABS of the submission at IMPL; a list of lab results."""
-    missing = stage_submission(impl, slot, labs)
+def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
+    """Grade LABS of the submission at IMPL (inside the submission folder
+    TOP, IMPL itself by default); a list of lab results."""
+    missing = stage_submission(impl, slot, labs, top)
     if not slot.configured:
         # No CTest discovery: it runs the test binary (so the submission's
         # constructors) during the build, outside the test run's sandbox.
-        extra = ["-DWORKBOOK_DISCOVER_TESTS=OFF"]
+        # Nor docs or benchmark targets: the sandboxed build cannot read
+        # docs/ or bench/ (sandbox.HIDDEN), which their configure reads.
+        extra = ["-DWORKBOOK_DISCOVER_TESTS=OFF", "-DWORKBOOK_DOCS=OFF", "-DWORKBOOK_BENCH=OFF"]
         # The staged copy also carries the labs' hidden tests
         # (solutions/NN/tests/), which a graded build needs with either prior.
         stage_prior(slot, labs)
@@ -275,7 +310,7 @@ def cmd_grade(a):
     sb = Sandbox(hide=hide)
     t0 = time.time()
     slot = Slot(str(a.slot), a.prior, sb).claim()
-    results = grade_labs(impl, labs, a.prior, slot, JOBS, budget)
+    results = grade_labs(impl, labs, a.prior, slot, JOBS, budget, a.impl or LABS)
     # Every sandboxed process is gone (each step reaped its own): only now
     # the results are written, by us, where the submission could not write.
     write_out(a.out, render(a.format, results, time.time() - t0, isolation=sb.describe()))
@@ -344,7 +379,7 @@ def grade_batch(a, labs, budget):
                     slot = free.pop()
                 try:
                     impl = locate_impl(path)
-                    results = grade_labs(impl, labs, a.prior, slot, 2, budget)
+                    results = grade_labs(impl, labs, a.prior, slot, 2, budget, path)
                     err = ""
                 except Fail as e:
                     results = [lab_result(l, error=str(e)) for l in labs]

@@ -32,7 +32,9 @@ from .common import Fail, ROOT, warn
 # What a step may use; per process (RLIMIT_CPU, _AS, _FSIZE) or per user
 # (RLIMIT_NPROC: processes and threads of the sandbox user, all runs together).
 LIMITS = {"cpu": 600, "as": 4 << 30, "fsize": 64 << 20, "nproc": 1024, "nofile": 1024}
-HIDDEN = {"solutions", ".git", "grading", "bench", "traces"}   # never in the view
+# Never in the view: the reference, the history, the grader's own tests, the quizzes
+# with their answers and the docs with the instructors' notes.
+HIDDEN = {"solutions", ".git", "grading", "bench", "traces", "quizzes", "docs"}
 SYSTEM = ["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
 DEFAULT_USER = "rculabs-sandbox"
 

@@ -1,5 +1,6 @@
 
-/* hostile: read the reference solution and print it into the test output. */
+/* hostile: read the reference solution, the quizzes' answers and the
+ * instructors' notes, and print them into the test output. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,4 +35,6 @@ __attribute__((constructor)) static void hostile_read_solutions(void)
 	}
 	hostile_try_read("@ROOT@/solutions/01-synchronize-rcu/rcu.c");
 	hostile_try_read("@ROOT@/solutions/02-call-rcu/call_rcu.c");
+	hostile_try_read("@ROOT@/quizzes/01-synchronize-rcu.md");
+	hostile_try_read("@ROOT@/docs/instructors.md");
 }
