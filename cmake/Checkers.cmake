@@ -73,7 +73,8 @@ endif()
 # the runtime which files are student code (STUDENT: absolute paths). Any
 # further arguments name the steps of the memory model the target turns on
 # by default (race_watch, late_stores, early_loads: a lab's manifest fields of
-# those names).
+# those names); the variable WORKBOOK_KCSAN_MACROS, when set, names the
+# macros the student headers define (the manifests' api.header_macros).
 function(workbook_kcsan_instrument target sources student)
   if(NOT WORKBOOK_KCSAN)
     return()
@@ -88,6 +89,11 @@ function(workbook_kcsan_instrument target sources student)
   string(APPEND body "const char *const sim_kcsan_student_files[] = {\n")
   foreach(f IN LISTS student)
     string(APPEND body "\t\"${f}\",\n")
+  endforeach()
+  string(APPEND body "\t(const char *)0\n};\n")
+  string(APPEND body "const char *const sim_kcsan_student_macros[] = {\n")
+  foreach(m IN LISTS WORKBOOK_KCSAN_MACROS)
+    string(APPEND body "\t\"${m}\",\n")
   endforeach()
   string(APPEND body "\t(const char *)0\n};\n")
   foreach(step IN LISTS ARGN)

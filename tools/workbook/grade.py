@@ -108,7 +108,10 @@ def stage_prior(slot, labs):
     there too: CMake builds them in from WORKBOOK_SOLUTIONS."""
     if os.path.isdir(slot.prior_dir):
         shutil.rmtree(slot.prior_dir)
-    used = {u for lab in labs for u in lab.uses}
+    # What a lab builds from an earlier lab: the labs it uses and the labs
+    # whose modules it loads (lab 4 builds lab 3's module/mymod.c).
+    used = {u for lab in labs for u in lab.uses} | \
+        {m["lab"] for lab in labs for m in lab.modules if m.get("lab", lab.name) != lab.name}
     for lab in labs:
         hidden = os.path.join(SOLUTIONS, lab.name, "tests")
         if os.path.isdir(hidden):
@@ -279,15 +282,8 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
                     shutil.rmtree(wd)
                 os.makedirs(os.path.join(wd, "logs"))
                 slot.sandbox.give(wd)
-                # The run reads the student headers it was built from (the
-                # simulated kernel finds the macros a test line expands in
-                # them): the submission's own files, and with --prior
-                # solutions the reference headers of the labs it uses.
-                reads = [slot.stage] + ([os.path.join(slot.prior_dir, u) for u in lab.uses
-                                         if os.path.isdir(os.path.join(slot.prior_dir, u))]
-                                        if prior == "solutions" else [])
                 res, _ = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
-                                    lab.timeouts(), jobs, budget, slot.sandbox, reads)
+                                    lab.timeouts(), jobs, budget, slot.sandbox)
                 slot.sandbox.take(wd)
                 r = lab_result(lab, res)  # verdicts from the proofs, not the runner's XML
         r["isolation"] = slot.sandbox.kind

@@ -32,14 +32,14 @@ def clean_env(extra=None):
     return env
 
 
-def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None, reads=()):
+def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None):
     """Run a test binary in its own process group with a wall-clock limit
     (inside SANDBOX, a sandbox.Sandbox, when given: every process it started
     is gone when this returns). Returns (returncode or None on timeout, seconds)."""
     t0 = time.time()
     how = {"args": [exe] + args, "preexec_fn": _limits, "env": env}
     if sandbox:
-        how = sandbox.wrap(how["args"], cwd, env, rw=[cwd], ro=sandbox_reads(exe) + list(reads))
+        how = sandbox.wrap(how["args"], cwd, env, rw=[cwd], ro=sandbox_reads(exe))
     with open(log_path, "w") as log:
         if echo:
             p = subprocess.Popen(cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -413,7 +413,7 @@ def _no_silent_failure(r):
     return r
 
 
-def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None, reads=()):
+def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     """Grade NAMES of EXE in one run of at most BUDGET seconds, inside SANDBOX.
     When the run is stopped at the budget (every test hanging costs a
     submission BUDGET seconds, not a timeout per test), the tests that proved
@@ -435,7 +435,7 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None, reads=
     args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
             f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
     rc, secs = run_binary(exe, args, workdir, dict(env, **penv), budget, base + ".log",
-                          sandbox=sandbox, reads=reads)
+                          sandbox=sandbox)
     # Every process of the run is gone: only now read what it left.
     proofs = read_proofs(proof, nonce)
     ends = expected_ends(exe)
