@@ -20,8 +20,10 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
                  memcheck process per binary, on the shim; the seed sweeps
                  with PRESET_SEEDS seeds, the plain stage ran 20), and the
                  CTest wiring (every test registered, one run through ctest)
-  grading        containment: hostile submissions (grading/tests/hostile/),
-                 each graded by ./workbook grade, score 0 and no trace left
+  grading        containment: the reference graded as a submission (700/700)
+                 and hostile submissions (grading/tests/hostile/), each graded
+                 by ./workbook grade, score 0 and no trace left; in the bwrap
+                 sandbox and, as root, again in the fallback 'user' sandbox
   docs           both doc editions, link check
 
 Two lanes of stages run at once (two processes): the main lane prints as it
@@ -41,7 +43,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import gradescope_check
-from workbook import build, mutants, reports, run as wbrun
+from workbook import build, mutants, reports, run as wbrun, sandbox
 from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
@@ -425,6 +427,20 @@ def stage_grading(sh):
     import containment
     for ok, what, detail in containment.checks():
         sh.check(ok, what, detail)
+    # The same attacks in the fallback sandbox (an unprivileged user, no
+    # namespaces), which needs root; it makes the hidden folders 0700, and
+    # the workbook's own copy gets their modes back afterwards.
+    if os.geteuid() != 0:
+        sh.check(True, "grading containment in the 'user' sandbox: not run (needs root)")
+        return
+    modes = {h: os.stat(os.path.join(ROOT, h)).st_mode & 0o7777 for h in sandbox.HIDDEN
+             if os.path.isdir(os.path.join(ROOT, h))}
+    try:
+        for ok, what, detail in containment.checks("user"):
+            sh.check(ok, what, detail)
+    finally:
+        for h, m in modes.items():
+            os.chmod(os.path.join(ROOT, h), m)
 
 
 def stage_docs(sh, sol):

@@ -303,7 +303,7 @@ def cmd_grade(a):
     impl = locate_impl(a.impl) if a.impl else LABS
     check_deps()
     hide = [os.path.dirname(os.path.abspath(a.out))] if a.out else []
-    sb = Sandbox(hide=hide)
+    sb = Sandbox(hide=hide, slot=a.slot)
     t0 = time.time()
     slot = Slot(str(a.slot), a.prior, sb).claim()
     results = grade_labs(impl, labs, a.prior, slot, JOBS, budget, a.impl or LABS)
@@ -311,6 +311,14 @@ def cmd_grade(a):
     # the results are written, by us, where the submission could not write.
     write_out(a.out, render(a.format, results, time.time() - t0, isolation=sb.describe()))
     return 0
+
+
+def csv_cell(text):
+    """TEXT as a CSV cell a spreadsheet shows as text: a submission's folder
+    name (or an error quoting it) that starts like a formula (=, +, -, @, a
+    tab or a carriage return) gets a leading apostrophe."""
+    text = str(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def report_name(entry):
@@ -348,14 +356,15 @@ def grade_batch(a, labs, budget):
     check_deps()
     os.makedirs(out, exist_ok=True)
     hide = [out, os.path.abspath(a.batch)]
-    first = Sandbox(hide=hide)
+    first = Sandbox(hide=hide, slot=a.slot)
     jobs = max(1, a.jobs)
     if first.kind == "user" and jobs > 1:
         say("isolation 'user' (no namespaces): grading one submission at a time, since "
-            "parallel submissions would run as the same user")
+            "parallel submissions would share /tmp")
         jobs = 1
     # Slots a.slot .. a.slot + jobs - 1: a second batch at once takes another --slot.
-    slots = [Slot(str(a.slot + i), a.prior, first if i == 0 else Sandbox(first.kind, hide)).claim()
+    slots = [Slot(str(a.slot + i), a.prior,
+                  first if i == 0 else Sandbox(first.kind, hide, a.slot + i)).claim()
              for i in range(jobs)]
     free = list(slots)
     lock = threading.Lock()
@@ -402,14 +411,14 @@ def grade_batch(a, labs, budget):
         for entry, row in ex.map(grade_one, entries):
             rows[entry] = row
     with open(os.path.join(out, "grades.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f)    # every cell through csv_cell(): a name is no formula
         w.writerow(["submission", "report"] + [l.name for l in labs] +
                    ["total", "max", "seconds", "isolation", "note"])
         for entry in entries:
             rs, secs, iso, name, err = rows[entry]
-            w.writerow([entry, f"{name}.txt"] + [r["score"] for r in rs] +
+            w.writerow([csv_cell(entry), f"{name}.txt"] + [r["score"] for r in rs] +
                        [sum(r["score"] for r in rs), sum(r["max"] for r in rs),
-                        f"{secs:.1f}", iso, err])
+                        f"{secs:.1f}", iso, csv_cell(err)])
     say(f"graded {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in "
         f"{time.time() - t0:.0f}s ({first.describe()}): {os.path.join(a.out, 'grades.csv')}")
     return 0

@@ -48,26 +48,30 @@ def _user_entry(name):
         return None
 
 
-def _sandbox_user():
-    """(name, uid, gid) of the user submission code runs as."""
+def _sandbox_user(slot=0):
+    """(name, uid, gid) of the user submission code of grading slot SLOT runs
+    as: an account of its own per slot (rculabs-sandbox, rculabs-sandbox1,
+    ...), created when missing, so that the clean-up of one grade (every
+    process of its user killed) never touches another; never an existing
+    account the grader merely guessed at. WORKBOOK_SANDBOX_USER names one
+    account for every slot instead."""
     want = os.environ.get("WORKBOOK_SANDBOX_USER")
     if os.geteuid() != 0:
         if want and want != pwd.getpwuid(os.geteuid()).pw_name:
             raise Fail(f"WORKBOOK_SANDBOX_USER={want} needs root (to switch to that user)")
         e = pwd.getpwuid(os.geteuid())
         return e.pw_name, e.pw_uid, e.pw_gid
-    for name in ([want] if want else ["student", DEFAULT_USER]):
-        e = _user_entry(name)
-        if e:
-            break
-    else:
-        name = want or DEFAULT_USER
+    name = want or (DEFAULT_USER + (str(slot) if slot else ""))
+    e = _user_entry(name)
+    if not e and not want:
         r = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
                             "--shell", "/usr/sbin/nologin", name], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         e = _user_entry(name)
         if not e:
             raise Fail(f"cannot create the sandbox user {name}: {r.stdout.strip()}")
+    if not e:
+        raise Fail(f"WORKBOOK_SANDBOX_USER={want}: no such account")
     if e.pw_uid == 0:
         raise Fail(f"the sandbox user {name} is root")
     return e.pw_name, e.pw_uid, e.pw_gid
@@ -88,8 +92,8 @@ def _count_procs(uid):
 class Sandbox:
     """How submission code runs here; .kind is bwrap, user or none."""
 
-    def __init__(self, kind=None, hide=()):
-        self.name, self.uid, self.gid = _sandbox_user()
+    def __init__(self, kind=None, hide=(), slot=0):
+        self.name, self.uid, self.gid = _sandbox_user(slot)
         self.switch = self.uid != os.geteuid()
         self.hide = [os.path.abspath(h) for h in hide]
         self.kind = kind or os.environ.get("WORKBOOK_SANDBOX") or self._detect()
