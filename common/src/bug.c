@@ -61,7 +61,33 @@ static void where(FILE *f)
 		irq ? ", in IRQ context" : "");
 }
 
-static void bug_report_locked(const char *file, int line, const char *fmt, va_list ap)
+/*
+ * Why this BUG is not the one the test expects, or NULL. @student: the BUG
+ * was raised by student code (1), by the kernel or a test (0), or nobody
+ * can tell (-1: no instrumentation), which passes either expectation. A
+ * student's own BUG() counts only where a test expects the student's
+ * check (sim_expect_student_bug()): it can never stand in for the kernel's
+ * detection, nor end a test that expects no BUG with the BUG signal.
+ */
+static const char *bug_mismatch_locked(const char *headline, int student)
+{
+	bool irq = sim_current && sim_current->cpu >= 0 && cpu_of(sim_current->cpu)->hardirq > 0;
+
+	if (S.expect_bug && !strstr(headline, S.expect_bug))
+		return "another one";
+	if (!S.expect_bug)
+		return student == 1 ? "a BUG in your code, where the test expects none" : NULL;
+	if (S.expect_student_bug && student == 0)
+		return "the kernel's, not the check your code must make";
+	if (!S.expect_student_bug && student == 1)
+		return "your code's own BUG, not the kernel's detection";
+	if (S.expect_bug_in_irq && !irq)
+		return "raised outside the interrupt handler the test calls your code from";
+	return NULL;
+}
+
+static void bug_report_locked(const char *file, int line, int student, const char *fmt,
+			      va_list ap)
 {
 	char headline[512];
 
@@ -72,9 +98,15 @@ static void bug_report_locked(const char *file, int line, const char *fmt, va_li
 	where(stderr);
 	sim_report_tasks(stderr);
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_BUG, headline, 0);
-	if (S.expect_bug && !strstr(headline, S.expect_bug)) {
-		fprintf(stderr, "this test expected a BUG containing \"%s\"; this is "
-			"another one\n", S.expect_bug);
+	const char *why = bug_mismatch_locked(headline, student);
+
+	if (why) {
+		if (S.expect_bug)
+			fprintf(stderr, "this test expected %s BUG containing \"%s\"%s; this "
+				"one is %s\n", S.expect_student_bug ? "your code's own" : "the kernel's",
+				S.expect_bug, S.expect_bug_in_irq ? " in interrupt context" : "", why);
+		else
+			fprintf(stderr, "this test expected no BUG; this one is %s\n", why);
 		sim_failure_report("unexpected BUG");
 		sim_test_proof("abort");   /* the grader's proof that the kernel ended it */
 		abort();
@@ -94,7 +126,7 @@ void sim_bug_locked(const char *file, int line, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	bug_report_locked(file, line, fmt, ap);
+	bug_report_locked(file, line, 0, fmt, ap);
 	va_end(ap);
 	abort();
 }
@@ -102,10 +134,12 @@ void sim_bug_locked(const char *file, int line, const char *fmt, ...)
 void sim_bug(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
+	/* whose check this is: the site that called, not the file it names */
+	int student = kcsan_pc_is_student((uintptr_t)__builtin_return_address(0));
 
 	SIM_LOCK();
 	va_start(ap, fmt);
-	bug_report_locked(file, line, fmt, ap);
+	bug_report_locked(file, line, student, fmt, ap);
 	va_end(ap);
 	abort();
 }
@@ -148,6 +182,17 @@ void sim_expect_bug(const char *substring)
 {
 	SIM_LOCK();
 	S.expect_bug = substring;
+	S.expect_student_bug = false;
+	S.expect_bug_in_irq = false;
+	SIM_UNLOCK();
+}
+
+void sim_expect_student_bug(const char *substring, bool in_irq)
+{
+	SIM_LOCK();
+	S.expect_bug = substring;
+	S.expect_student_bug = true;
+	S.expect_bug_in_irq = in_irq;
 	SIM_UNLOCK();
 }
 

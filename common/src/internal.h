@@ -164,6 +164,8 @@ struct sim_state {
 	struct sim_pointhold points[MAX_POINTS];
 	int warns;
 	const char *expect_bug;
+	bool expect_student_bug;    /* the BUG expected is the student's own check */
+	bool expect_bug_in_irq;     /* ... raised in interrupt context */
 	pthread_t watchdog;
 	bool watchdog_run;
 	pthread_cond_t watchdog_cv;
@@ -220,6 +222,7 @@ void kcsan_swap_in(void);
 void kcsan_drain(void);
 void kcsan_fence(void);
 void kcsan_fence_point(uintptr_t pc);
+int kcsan_pc_is_student(uintptr_t pc);
 void kcsan_forget_range(const void *p, size_t n);
 bool kcsan_store_buffered(void *p, long v, size_t size);
 void kcsan_modules_changed(void);

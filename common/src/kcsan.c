@@ -396,6 +396,20 @@ static inline struct kc_slot *kc_lookup(uintptr_t pc)
 	return classify_slow(pc);
 }
 
+/*
+ * Is the return address @pc in student code? 1 yes, 0 no, -1 cannot tell
+ * (no instrumentation or no line table). A BUG's site decides whose check
+ * it is: the kernel's, or the student's own BUG_ON() (bug.c).
+ */
+int kcsan_pc_is_student(uintptr_t pc)
+{
+	if (!sim_kcsan_enabled())
+		return -1;
+	struct kc_slot *s = kc_lookup(pc);
+
+	return s->cls == KC_STUDENT;
+}
+
 /* Modules come and go at reused addresses: forget what was learnt. */
 void kcsan_modules_changed(void)
 {

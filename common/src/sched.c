@@ -1050,6 +1050,8 @@ void sim_boot(const struct sim_config *cfg)
 	S.quiescer = NULL;
 	S.warns = 0;
 	S.expect_bug = NULL;
+	S.expect_student_bug = false;
+	S.expect_bug_in_irq = false;
 	memset(S.points, 0, sizeof(S.points));
 	INIT_LIST_HEAD(&S.tasks);
 	INIT_LIST_HEAD(&cpu_qs_wq.waiters);

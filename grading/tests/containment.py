@@ -34,7 +34,7 @@ import gen_starter                                   # noqa: E402
 HOSTILE = os.path.join(HERE, "hostile")
 LAB1 = "01-synchronize-rcu"
 # Attacks put first in every student function of every lab.
-EVERY_FUNCTION = ["exit_group", "raise_bug_signal"]
+EVERY_FUNCTION = ["exit_group", "raise_bug_signal", "bug_first"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
             "redefine_asserts", "forge_proofs", "assert_functions", "set_switches",
             "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include"]
@@ -263,7 +263,8 @@ def reference_check(tmp, env, slot):
 
 # What the grader says of a test Criterion passed but the attack ended.
 CAUGHT_AS = {"exit_group": "ended before its last assertion",
-             "raise_bug_signal": "not from the simulated kernel's BUG path"}
+             "raise_bug_signal": "not from the simulated kernel's BUG path",
+             "bug_first": "this one is a BUG in your code"}
 
 
 def every_function_check(kind, tmp, env, slot):

@@ -444,7 +444,7 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     for n in names:
         if rep is not None:
             v = rep.get(n, (False, ["not run: no such test in the binary"]))
-            results[n] = _no_silent_failure(require_proof(n, v, proofs, ends))
+            results[n] = require_proof(n, v, proofs, ends)
         elif ends.get(n, "end") in proofs.get(n, ()):
             results[n] = (True, [])
         elif rc is None:
@@ -457,8 +457,8 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     # submission could write there; no verdict ever comes from it).
     for n, (ok, msgs) in results.items():
         if not ok:
-            results[n] = (False, with_cause(msgs, read_log(logdir, n),
-                                            float(timeouts.get(n, 60))))
+            results[n] = _no_silent_failure((False, with_cause(msgs, read_log(logdir, n),
+                                                               float(timeouts.get(n, 60)))))
     return results, secs
 
 
@@ -550,6 +550,8 @@ def failure_cause(log, timeout=None):
                                                 c.get("bug", "")):
                     stuck.append(t)
             c["stuck"] = stuck
+        elif s.startswith("this test expected ") and "unexpected" not in c:
+            c["unexpected"] = s       # bug.c: why this BUG is not the one expected
         elif s.startswith("assertion failed at ") and "assert" not in c:
             c["assert"] = s[len("assertion failed at "):]
         elif s.startswith("replay: ") and "replay" not in c:
@@ -585,6 +587,8 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
             out.extend(f"  {a}" for a in c["accesses"])
         elif c.get("detail"):
             out.append(f"  {c['detail']}")
+        if c.get("unexpected"):
+            out.append(f"  {c['unexpected']}")
     elif timed_out:
         out.append(f"timed out after {timeout:g} s" if timeout else "timed out")
     elif crashed or not out:

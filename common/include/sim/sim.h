@@ -264,11 +264,26 @@ void sim_irq_at_access(int cpu, long k, void (*fn)(void *data), void *data, cons
 int sim_warn_count(void);
 
 /**
- * sim_expect_bug() - the next BUG must contain @p substring in its headline;
- * any other BUG then aborts (SIGABRT) instead of raising ::BUG_SIGNAL, so a
- * test that expects one bug is not passed by another.
+ * sim_expect_bug() - the next BUG must be the kernel's own detection (raised
+ * by the simulated kernel or the tests, not by student code) and contain
+ * @p substring in its headline; any other BUG then aborts (SIGABRT) instead
+ * of raising ::BUG_SIGNAL, so a test that expects one bug is not passed by
+ * another, nor by a BUG() the student's code raises itself.
+ *
+ * Without any expectation a BUG of the kernel still raises ::BUG_SIGNAL,
+ * but one raised by student code aborts: it never passes a test.
  */
 void sim_expect_bug(const char *substring);
+
+/**
+ * sim_expect_student_bug() - the next BUG must be a check the student's
+ * code makes itself (a BUG_ON() the lab asks for), contain @p substring,
+ * and, when @p in_irq, be raised in interrupt context. Whose BUG it is comes
+ * from the address that called sim_bug() (the line table), not from the
+ * file name it passes. Without the instrumentation (the asan and tsan
+ * presets) nobody can tell whose it is, and either kind is accepted.
+ */
+void sim_expect_student_bug(const char *substring, bool in_irq);
 
 /** @} */
 #endif

@@ -229,7 +229,7 @@ SIM_TEST(barrier, in_irq_is_a_bug, .signal = BUG_SIGNAL,
 	rcu_callbacks_init();
 	/* BUG_ON(in_interrupt()) says "kernel BUG"; sleeping in the IRQ would be
 	 * caught later, by might_sleep(), as another BUG: not this one. */
-	sim_expect_bug("kernel BUG");
+	sim_expect_student_bug("kernel BUG", true);
 	sim_call_in_irq(LAB3_TIMER_CPU, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a BUG");
 }

@@ -207,7 +207,7 @@ SIM_TEST(barrier, from_irq_context_is_a_bug, .signal = BUG_SIGNAL)
 {
 	sim_boot(NULL);
 	rcu_callbacks_init();
-	sim_expect_bug("BUG_ON(in_interrupt())");
+	sim_expect_student_bug("BUG_ON(in_interrupt())", true);
 	sim_call_in_irq(1, rcu_barrier, "barrier_irq");
 	cr_assert_fail("rcu_barrier() called from an interrupt handler returned without a "
 		       "BUG: it sleeps, which an interrupt handler may not, and nothing at its "

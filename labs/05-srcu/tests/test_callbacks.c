@@ -179,7 +179,7 @@ SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
 	migrate_to_cpu(2);
 	(void)srcu_read_lock(&ss);
 	migrate_to_cpu(-1);
-	sim_expect_bug("kernel BUG");
+	sim_expect_student_bug("kernel BUG", false);
 	cleanup_srcu_struct(&ss);
 	cr_assert_fail("cleanup_srcu_struct() returned while a reader was still inside: it must "
 		"be a BUG (TODO 6)");
@@ -202,7 +202,7 @@ SIM_TEST(cleanup, bug_while_a_callback_is_pending, .signal = BUG_SIGNAL)
 	 * in a grace period that has not yet looked again. */
 	reader_release(&x);
 	sim_run_until_idle();
-	sim_expect_bug("kernel BUG");
+	sim_expect_student_bug("kernel BUG", false);
 	cleanup_srcu_struct(&ss);
 	cr_assert_fail("cleanup_srcu_struct() returned while a callback was queued and not yet "
 		"invoked (callback ran %d times meanwhile): it must be a BUG, even when the "
