@@ -6,6 +6,7 @@
  */
 #include <signal.h>
 #include <linux/compiler.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <sim/test.h>
@@ -170,6 +171,138 @@ SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
 	cfg.nr_cpus = NCPU;
 	for (int last = 0; last < NCPU; last++)
 		sim_run_seeds(&cfg, barrier_every_cpu, &last);
+}
+
+/*
+ * The count must not reach zero before every marker is queued. The barrier
+ * runs on the last CPU, which it reaches last; the CPU before it holds a
+ * slow callback and its interrupts, so the barrier's cross-call to it waits
+ * (spinning, as in the kernel) while the markers queued on the CPUs before
+ * run. A count that starts at zero, without the barrier's own, reaches zero
+ * there and completes: the barrier then returns with the slow callback and
+ * its CPU's marker still pending. Every seed, no race to win.
+ */
+static void barrier_count_before_markers(void *arg)
+{
+	static struct updater b;
+	static struct slow_cb s;
+	int held = NCPU - 2, self = NCPU - 1;
+
+	(void)arg;
+	init_srcu_struct(&ss);
+	slow_cb_init(&s);
+	call_srcu_on(held, &ss, &s.rh, slow_cb_func);
+	settle(4);
+	cr_assert(READ_ONCE(s.started), "a callback queued with call_srcu() on CPU %d, with no "
+		  "reader anywhere, was not invoked after a few jiffies (TODO 4)", held);
+	sim_hold_irqs(held);
+	updater_start(&b, &ss, self, true);
+	settle(3);
+	sim_release_irqs(held);
+	settle(3);
+	cr_assert(!READ_ONCE(b.returned),
+		  "srcu_barrier() on CPU %d returned while the callback queued on CPU %d was "
+		  "still running: the markers of CPUs 0-%d ran while its cross-call to CPU %d "
+		  "waited, and the count reached zero before every marker was queued. It "
+		  "starts at one, the barrier's own, dropped only after the loop (TODO 5)",
+		  self, held, held - 1, held);
+	complete(&s.release);
+	settle(3);
+	cr_assert(READ_ONCE(b.returned), "srcu_barrier() never returned after every callback "
+		  "had run (TODO 5)");
+	updater_reap(&b);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(barrier, count_holds_until_every_marker_is_queued,
+	 .description = "markers that run while the barrier is still queueing the others do not "
+			"let it return early: the count starts with the barrier's own")
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = NCPU;
+	cfg.mode = SIM_DETERMINISTIC;   /* the barrier spins on a held cross-call */
+	sim_run_seeds(&cfg, barrier_count_before_markers, NULL);
+}
+
+/*
+ * Two barriers of one domain at once. The first waits at its cross-call to
+ * a CPU whose interrupts are held, behind a slow callback; the second starts
+ * meanwhile. They share the count, the completion and each CPU's marker: the
+ * second may begin only when the first is done, or it resets the first's
+ * count and queues a marker that is still queued a second time.
+ */
+static int cpu_probe_fn(void *arg)
+{
+	WRITE_ONCE(*(int *)arg, 1);
+	while (!kthread_should_stop())
+		msleep(1);
+	return 0;
+}
+
+static void two_barriers_at_once(void *arg)
+{
+	static struct updater a, b;
+	static struct slow_cb s;
+	int held = NCPU - 2;
+
+	(void)arg;
+	init_srcu_struct(&ss);
+	slow_cb_init(&s);
+	call_srcu_on(held, &ss, &s.rh, slow_cb_func);
+	settle(4);
+	cr_assert(READ_ONCE(s.started), "a callback queued with call_srcu() on CPU %d, with no "
+		  "reader anywhere, was not invoked after a few jiffies (TODO 4)", held);
+	sim_hold_irqs(held);
+	updater_start(&a, &ss, NCPU - 1, true);
+	settle(3);
+	updater_start(&b, &ss, 0, true);
+	settle(3);
+	/* Waiting for the first, the second sleeps: its CPU is free. Queueing
+	 * markers, it spins at the same held cross-call with its CPU taken. */
+	static int probe_ran;
+	struct task_struct *probe;
+
+	probe_ran = 0;
+	probe = kthread_run_on_cpu(cpu_probe_fn, &probe_ran, 0, "probe");
+	settle(1);
+	cr_assert(READ_ONCE(probe_ran),
+		  "a second srcu_barrier(), called on CPU 0 while the first was still queueing "
+		  "its markers, did not wait: it kept CPU 0 spinning in a cross-call of its own "
+		  "(nothing else could run there). The two share the count, the completion and "
+		  "each CPU's marker, so the second must wait until the first is done (the "
+		  "domain's barrier mutex, TODO 5)");
+	sim_release_irqs(held);
+	settle(3);
+	cr_assert(!READ_ONCE(a.returned) && !READ_ONCE(b.returned),
+		  "with a second srcu_barrier() started while the first was still queueing its "
+		  "markers, one returned (first: %d, second: %d) while the callback queued on CPU "
+		  "%d before both was still running: the two share the count and the markers, so "
+		  "the second must wait until the first is done (the domain's barrier mutex, "
+		  "TODO 5)", READ_ONCE(a.returned), READ_ONCE(b.returned), held);
+	complete(&s.release);
+	settle(6);
+	cr_assert(READ_ONCE(a.returned) && READ_ONCE(b.returned),
+		  "two srcu_barrier() calls at once: after every callback had run, the first "
+		  "%s and the second %s: the second reset the count or queued a marker still "
+		  "queued by the first; one barrier at a time (the domain's barrier mutex, "
+		  "TODO 5)", READ_ONCE(a.returned) ? "returned" : "never returned",
+		  READ_ONCE(b.returned) ? "returned" : "never returned");
+	updater_reap(&a);
+	updater_reap(&b);
+	kthread_stop(probe);
+	cleanup_srcu_struct(&ss);
+}
+
+SIM_TEST(barrier, two_at_once_each_waits,
+	 .description = "a second srcu_barrier() of the domain started while the first is "
+			"queueing: both return, after the callbacks queued before them")
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = NCPU;
+	cfg.mode = SIM_DETERMINISTIC;   /* the barriers spin on a held cross-call */
+	sim_run_seeds(&cfg, two_barriers_at_once, NULL);
 }
 
 SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
