@@ -180,6 +180,7 @@ static inline struct sim_cpu *cpu_of(int cpu) { return &S.cpus[cpu]; }
 void sched_wake_locked(struct task_struct *t);
 void sched_block_locked(struct task_struct *t, const char *what, bool wakeable);
 void sched_block_keep_cpu_locked(struct task_struct *t, const char *what);
+void sim_point_quiet(const char *name, const char *file, int line);
 struct task_struct *task_create_locked(const char *name, int home, bool idle,
 				       int (*fn)(void *), void *data);
 void sched_note_progress_locked(void);

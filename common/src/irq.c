@@ -242,6 +242,8 @@ static int smp_call(int target, smp_call_func_t func, void *info, int wait,
 	if (me->hardirq || me->irqs_off)
 		sim_bug(__FILE__, __LINE__, "%s with interrupts disabled or from IRQ "
 			"context: two CPUs doing so would deadlock", caller);
+	/* A test may stop the caller here, before it looks whether the target is online. */
+	sim_point_quiet(SMP_CALL_SEND_POINT, __FILE__, __LINE__);
 	preempt_disable();
 	struct call_data *cd = calloc(1, sizeof(*cd));
 

@@ -31,6 +31,16 @@ typedef void (*smp_call_func_t)(void *info);
 #define SMP_CALL_RETURN_POINT "smp_call_return"
 
 /**
+ * Simulation only: the named point every cross-call's caller passes first,
+ * before the call looks whether its target CPU is online (and returns
+ * -ENXIO if not). A test that holds it stops the caller there, keeping its
+ * CPU, and can take the target down meanwhile: the race between a caller's
+ * own look at a CPU and its cross-call, forced. Unlike other named points
+ * it is no scheduling point while nobody holds it.
+ */
+#define SMP_CALL_SEND_POINT "smp_call_send"
+
+/**
  * on_each_cpu() - run @p func(@p info) on every online CPU, this one
  * included.
  * @param func function to run, in IRQ context, on each CPU.

@@ -61,6 +61,40 @@ static void offline_gets_marker(void *arg)
 
 SEEDS_TEST(hotplug, offline_cpu_callbacks_get_a_marker, offline_gets_marker, 4, ANY_MODE)
 
+/*
+ * CPU 3 goes offline between the barrier's look at it (online, callbacks
+ * queued) and its cross-call there: the call returns -ENXIO, and the
+ * barrier must look again (now offline: it links the marker itself).
+ */
+static void offline_during_cross_call(void *arg)
+{
+	(void)arg;
+	lab6_begin();
+	queue_ready_held(3, dead_cbs, 3);
+	sim_hold_point(SMP_CALL_SEND_POINT);
+	start_barrier(&bc, 0, note_dead_cbs_ran);
+	cr_assert(sim_tasks_at_point(SMP_CALL_SEND_POINT) == 1,
+		  "seed %llu: rcu_barrier() made no cross-call to CPU 3, online with 3 callbacks "
+		  "queued (TODO 7)", (unsigned long long)sim_seed());
+	sim_hold_point(CPUHP_DEAD_POINT);
+	take_cpu3_down();
+	cr_assert(!cpu_online(3) && sim_tasks_at_point(CPUHP_DEAD_POINT) == 1);
+	trace_mark("the cross-call to CPU 3 goes on");
+	sim_release_point(SMP_CALL_SEND_POINT);
+	sim_run_until_idle();
+	expect_waiting(&bc, "3 callbacks queued on CPU 3 before it waited there: CPU 3 went "
+		       "offline between the barrier's look at it and its cross-call, which "
+		       "returned -ENXIO; the barrier must look at the CPU again (offline now: "
+		       "it links the marker itself) (TODO 7)");
+	trace_mark("CPU 3's hotplug callback runs");
+	sim_release_point(CPUHP_DEAD_POINT);
+	sim_run_until_idle();
+	end_after_cpu3("CPU 3's callbacks had moved and run");
+}
+
+SEEDS_TEST(hotplug, cross_call_to_a_cpu_going_down_is_retried, offline_during_cross_call, 4,
+	   ANY_MODE)
+
 /* CPU 3 holds 3 ready callbacks and the barrier's marker behind them, then goes down. */
 static void migrate_with_marker(void *arg)
 {
