@@ -423,6 +423,29 @@ void kcsan_modules_changed(void)
 	pthread_mutex_unlock(&kc_lock);
 }
 
+static const char *describe_pc_locked(uintptr_t pc, char *buf, size_t n)
+{
+	int line = 0;
+	const char *fn = NULL;
+	const char *file = lookup_line_locked(pc, &line, &fn);
+
+	if (file)
+		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
+	else
+		snprintf(buf, n, "%p", (void *)pc);
+	return buf;
+}
+
+/* For a crash handler: NULL rather than wait for a lock the crash may hold. */
+const char *kcsan_describe_pc_nowait(uintptr_t pc, char *buf, size_t n)
+{
+	if (pthread_mutex_trylock(&kc_lock))
+		return NULL;
+	describe_pc_locked(pc, buf, n);
+	pthread_mutex_unlock(&kc_lock);
+	return buf;
+}
+
 const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n)
 {
 	int line = 0;

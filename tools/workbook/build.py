@@ -45,13 +45,17 @@ def first_error(text, stage=None):
     """The compiler's (or linker's) first error, paths made relative."""
     lines = text.splitlines()
     pick = None
+    # The linker's own line names the symbol; collect2's summary after it does not.
     for pat in (r"\berror\b", r"undefined reference|multiple definition", r"FAILED|No such file"):
         for ln in lines:
-            if re.search(pat, ln) and not ln.startswith(("ninja:", "/usr/bin/cc", "FAILED: CMake")):
+            if re.search(pat, ln) and not ln.startswith(("ninja:", "/usr/bin/cc", "FAILED: CMake",
+                                                         "collect2:")):
                 pick = ln
                 break
         if pick:
             break
+    if pick and "undefined reference to" in pick:
+        pick += " (no such function here: a misspelled name, or one your lab does not have)"
     pick = pick or (lines[-1] if lines else "build failed")
     if stage:
         pick = pick.replace(stage.rstrip("/") + "/", "labs/")
