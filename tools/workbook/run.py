@@ -417,8 +417,9 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     """Grade NAMES of EXE in one run of at most BUDGET seconds, inside SANDBOX.
     When the run is stopped at the budget (every test hanging costs a
     submission BUDGET seconds, not a timeout per test), the tests that proved
-    their end still pass and the others fail ("not run or not finished: the
-    lab's time budget was spent"). Returns ({name: (passed, messages)}, seconds)."""
+    their end still pass and the others fail ("not finished when the lab's
+    time budget was spent", with the cause from the test's own log, or "not
+    run: ..."). Returns ({name: (passed, messages)}, seconds)."""
     os.makedirs(workdir, exist_ok=True)
     base = os.path.join(workdir, "graded")
     for ext in (".json", ".xml", ".log"):
@@ -447,9 +448,16 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
             results[n] = require_proof(n, v, proofs, ends)
         elif ends.get(n, "end") in proofs.get(n, ()):
             results[n] = (True, [])
+        elif rc is None and read_log(logdir, n).strip():
+            # It ran, and its own log may say how far: its BUG or the harness's
+            # hang report (written before the test's time-out), with the seed;
+            # cause_lines() shows it as it shows a crash's.
+            ran = failure_cause(read_log(logdir, n)).get("bug")
+            results[n] = (False, [f"not finished when the lab's time budget ({budget:.0f}s) "
+                                  f"was spent"] + ([CRITERION_CRASH] if ran else []))
         elif rc is None:
-            results[n] = (False, [f"not run or not finished: the lab's time budget "
-                                  f"({budget:.0f}s) was spent"])
+            results[n] = (False, [f"not run: the lab's time budget ({budget:.0f}s) was "
+                                  f"spent before it started"])
         else:
             results[n] = (False, ["the test runner wrote no report (it crashed or was "
                                   "killed)"])
