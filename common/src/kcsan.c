@@ -193,9 +193,17 @@ static void load_student_files_locked(void)
 
 		if (!realpath(p, buf))
 			snprintf(buf, sizeof(buf), "%s", p);
-		student_paths = realloc(student_paths,
-					sizeof(char *) * (size_t)(nr_student_paths + 1));
-		student_paths[nr_student_paths++] = strdup(buf);
+		char **n = realloc(student_paths, sizeof(char *) * (size_t)(nr_student_paths + 1));
+		char *path = strdup(buf);
+
+		if (!n || !path) {              /* unclassified: seen as the tests' code */
+			free(path);
+			if (n)
+				student_paths = n;
+			break;
+		}
+		student_paths = n;
+		student_paths[nr_student_paths++] = path;
 	}
 	while (student_macros[nr_student_macros])
 		nr_student_macros++;
@@ -228,8 +236,13 @@ static bool line_uses_student_macro(const char *file, int line)
 
 		for (;;) {
 			if (len + 4096 + 1 > cap) {
-				cap = cap ? cap * 2 : 65536;
-				text = realloc(text, cap);
+				size_t ncap = cap ? cap * 2 : 65536;
+				char *n = realloc(text, ncap);
+
+				if (!n)
+					break;          /* the file read so far */
+				text = n;
+				cap = ncap;
 			}
 			size_t r = fread(text + len, 1, 4096, f);
 
@@ -237,7 +250,8 @@ static bool line_uses_student_macro(const char *file, int line)
 			if (r == 0)
 				break;
 		}
-		text[len] = 0;
+		if (text)
+			text[len] = 0;
 		fclose(f);
 	}
 	if (!text)

@@ -15,17 +15,20 @@ HELP = """usage: ./workbook COMMAND [options]
 
 Students
   setup                       install what is missing (apt-get; sudo when not root), then build
-  status [--prior own|solutions]
+  status [--prior own|solutions] [LAB...]
                               the board: each lab's tests passed/total, points, next failing test + hint
                               (a lab whose files and tests did not change shows its last result)
-  check LAB [--test SUITE/NAME] [--all] [--verbose] [--list]
+  check LAB [--test SUITE/NAME] [--all] [--verbose] [--list] [--prior own|solutions]
                               run one lab: each failure with its cause (assertion or BUG, where,
                               which task), the command that replays it and its timeline; the
                               parallel stress tests run once the others pass (--all: always);
-                              --verbose shows each test's own output
+                              --verbose shows each test's own output; code the grader refuses
+                              (not the lab's API) is named first, in one line
   hint LAB [N]                layered hints: one more each time (or hints 1..N)
-  watch LAB [--test SUITE/NAME]
+  watch LAB [--test SUITE/NAME] [--prior own|solutions]
                               re-run check whenever a file of the lab is saved (Ctrl-C stops)
+  --prior solutions           build a lab on the released reference of the earlier labs
+                              (default own: your own earlier labs)
 Instructors
   grade [--impl DIR] [--prior own|solutions] [--format text|json|gradescope|junit]
         [--out FILE] [--force] [LAB...]
@@ -54,7 +57,8 @@ Readers
   bench [--quick] [--out DIR] the reference RCU against liburcu and pthread_rwlock
 
 LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
-Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run.
+Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run;
+WORKBOOK_GRADE_CHECK_CODE=0 grades without the code check (the containment tests' switch).
 """
 
 
