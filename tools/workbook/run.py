@@ -433,6 +433,11 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
     env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces"),
                      "WORKBOOK_TEST_LOG_DIR": logdir})
     proof, nonce, penv = new_proof(base)
+    if sandbox and sandbox.switch:
+        # Writable by this run's own account alone (each grading slot has
+        # one): not by another slot's submission, even in the user sandbox.
+        os.chown(proof, sandbox.uid, sandbox.gid)
+        os.chmod(proof, 0o200)
     args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
             f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
     rc, secs = run_binary(exe, args, workdir, dict(env, **penv), budget, base + ".log",
