@@ -52,18 +52,6 @@ static void point_pass_locked(struct task_struct *t, const char *name, const cha
 		p->passes++;
 }
 
-void sim_point_at(const char *name, const char *file, int line)
-{
-	struct task_struct *t = sim_current;
-
-	if (!t || !S.booted)
-		return;
-	SIM_LOCK();
-	point_pass_locked(t, name, file, line);
-	SIM_UNLOCK();
-	sched_point(file, line, false);
-}
-
 /*
  * A named point the kernel passes on a path every lab takes (a cross-call's
  * send): it stops a task only while a test holds it, and is no scheduling
@@ -78,6 +66,14 @@ void sim_point_quiet(const char *name, const char *file, int line)
 	SIM_LOCK();
 	point_pass_locked(t, name, file, line);
 	SIM_UNLOCK();
+}
+
+void sim_point_at(const char *name, const char *file, int line)
+{
+	if (!sim_current || !S.booted)
+		return;
+	sim_point_quiet(name, file, line);
+	sched_point(file, line, false);
 }
 
 void sim_hold_point(const char *name)

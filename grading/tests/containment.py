@@ -37,9 +37,9 @@ LAB1 = "01-synchronize-rcu"
 EVERY_FUNCTION = ["exit_group", "raise_bug_signal", "bug_first"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
             "redefine_asserts", "forge_proofs", "assert_functions", "set_switches",
-            "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include"]
+            "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include", "macro_body"]
 # The lab 1 file an appended attack goes into (rcu.c unless named here).
-APPENDED_TO = {"redefine_asserts": "rculist.h"}
+APPENDED_TO = {"redefine_asserts": "rculist.h", "macro_body": "rculist.h"}
 # Attacks the grader's code check (tools/workbook/objcheck.py) refuses: what
 # its report must say. Every other attack is graded with the check off
 # (WORKBOOK_GRADE_CHECK_CODE=0): the sandbox and the completion proof must
@@ -51,7 +51,8 @@ REFUSED_AS = {"redefine_asserts": "#undef cr_assert in a header the tests includ
               "no_sanitize": "has __attribute__((no_sanitize_thread))",
               "pasted_attribute": "has __attribute__((constructor))",
               "asm_syscall": "has inline assembly",
-              "outside_include": "includes @ROOT@/common/src/internal.h, outside the lab"}
+              "outside_include": "includes @ROOT@/common/src/internal.h, outside the lab",
+              "macro_body": "macro rcu_dereference declares an extern name"}
 # Lab 1's time budget for an appended attack. The attacks act in a
 # constructor, before any test; a detached process that keeps Criterion's
 # runner waiting (left_running, rewrite_results) makes the grader spend the

@@ -102,11 +102,15 @@ def units_of(bdir, label):
     return [u for u in map(Unit, entries) if u.object and mark.search(u.object)]
 
 
-def kernel_api(compiler_unit, simkernel):
-    """The symbols student code may use from the simulated kernel: those
-    libsimkernel.a defines and the API headers declare or expand to."""
-    if simkernel in _api_cache:
-        return _api_cache[simkernel]
+_words_cache = set()
+
+
+def api_words(compiler_unit):
+    """Every identifier the API headers hold, macros' bodies included (their
+    declarations, types, fields and macro names): what a student header's
+    macro may name."""
+    if _words_cache:
+        return _words_cache
     inc = os.path.join(ROOT, "common", "include")
     src = "".join(f"#include <linux/{h}>\n" for h in sorted(os.listdir(os.path.join(inc, "linux")))
                   if h.endswith(".h")) + "#include <sim/trace.h>\n"
@@ -122,13 +126,26 @@ def kernel_api(compiler_unit, simkernel):
             cur = m.group(1)
         elif cur.startswith(inc) and cur[len(inc) + 1:].startswith(API_HEADERS):
             words.update(re.findall(r"\b[A-Za-z_]\w*\b", strip_literals(ln)))
-    nm = subprocess.run(["nm", "-g", "--defined-only", simkernel], stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL, text=True).stdout
-    defs = {p[2] for p in (ln.split() for ln in nm.splitlines()) if len(p) == 3}
-    _api_cache[simkernel] = (defs & words) - NOT_API
+    _words_cache.update(words)
+    return _words_cache
+
+
+def kernel_api(compiler_unit, simkernel):
+    """The symbols student code may use from the simulated kernel: those
+    libsimkernel.a defines and the API headers declare or expand to."""
+    if simkernel not in _api_cache:
+        nm = subprocess.run(["nm", "-g", "--defined-only", simkernel], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True).stdout
+        defs = {p[2] for p in (ln.split() for ln in nm.splitlines()) if len(p) == 3}
+        _api_cache[simkernel] = (defs & api_words(compiler_unit)) - NOT_API
     return _api_cache[simkernel]
 
 
+# What a macro body may "call" that is no function: C's own operators.
+C_CALLABLE = {"sizeof", "typeof", "__typeof__", "__typeof", "_Alignof", "__alignof__", "_Generic",
+              "if", "for", "while", "switch", "return", "do", "__extension__", "offsetof",
+              "volatile", "__volatile__", "const", "_Static_assert",
+              "asm", "__asm__", "__asm", "__attribute__", "__attribute"}   # refused below
 LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
 
 
@@ -262,16 +279,39 @@ class Checker:
         lab = self.student[path][0]
         s = strip_literals(text)
         d = re.match(r"\s*#\s*(define|undef)\s+(\w+)", s)
-        if d:
-            if path.endswith(".h"):
-                ok = self.api.get(lab, {}).get("header_macros", [])
-                if d.group(2) not in ok:
-                    self.refuse(path, n, f"#{d.group(1)} {d.group(2)} in a header the tests "
-                                f"include rewrites the tests' code: this header may define only "
-                                f"{', '.join(ok) or 'no macro'} (use a static inline function)")
-            elif d.group(2).startswith(HARNESS) and d.group(1) == "undef":
+        if d and not path.endswith(".h"):
+            # A .c file's macros expand on its own lines, which are checked.
+            if d.group(2).startswith(HARNESS) and d.group(1) == "undef":
                 self.refuse(path, n, f"#undef {d.group(2)}: a name of the test harness")
             return
+        if d:
+            ok = self.api.get(lab, {}).get("header_macros", [])
+            if d.group(2) not in ok:
+                self.refuse(path, n, f"#{d.group(1)} {d.group(2)} in a header the tests "
+                            f"include rewrites the tests' code: this header may define only "
+                            f"{', '.join(ok) or 'no macro'} (use a static inline function)")
+            # Its body expands in the tests' code, where no object check sees
+            # it: the line checks below, and no C library call but the few.
+            body = s[d.end():]
+            params = set()
+            pm = re.match(r"\(([^)]*)\)", body)
+            if pm:
+                params = {x.strip() for x in pm.group(1).split(",")}
+                body = body[pm.end():]
+            api = self.api.get(lab, {})
+            known = self.words | LIBC | C_CALLABLE | params | set(ok) | \
+                set(api.get("calls", [])) | set(api.get("defines", [])) | self.uses_api(lab)
+            called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)) | \
+                ({"environ", "__environ"} & set(re.findall(r"\w+", body)))
+            if re.search(r"\bextern\b", body):
+                self.refuse(path, n, f"macro {d.group(2)} declares an extern name: its body "
+                            "runs inside the tests, where it would reach what they link")
+            for name in sorted(called - known):
+                if not name.startswith("__builtin_"):
+                    self.refuse(path, n, f"macro {d.group(2)} calls {name}, which is not "
+                                "part of the lab's API: its body runs inside the tests")
+            if re.search(r"\b_Pragma\b", s):
+                self.refuse(path, n, f"macro {d.group(2)} has a _Pragma: no pragma in your files")
         if re.match(r"\s*#\s*pragma\b", s):
             self.refuse(path, n, "has a #pragma (or _Pragma): no pragma in your files; the "
                         "build's warnings and instrumentation stay as they are")
@@ -376,6 +416,13 @@ class Checker:
         return out
 
 
+def first_error_line(text):
+    for ln in text.splitlines():
+        if " error: " in ln:
+            return ln.split(" error: ", 1)[1][:120]
+    return ""
+
+
 def check_target(bdir, label, student, roots, api, uses, simkernel, objects=True):
     """Refusals (one line each) for the student code of target LABEL in the
     build BDIR; without OBJECTS, only what the preprocessor says (before the
@@ -388,6 +435,7 @@ def check_target(bdir, label, student, roots, api, uses, simkernel, objects=True
         return [f"{label}: no compile commands in {bdir} (build it first)"]
     c = Checker(bdir, {os.path.normpath(k): v for k, v in student.items()}, roots, api)
     c.uses = uses
+    c.words = api_words(units[0])
     c.kernel = kernel_api(units[0], simkernel) if objects else set()
     header_views = {}
     for u in units:
@@ -404,7 +452,10 @@ def check_target(bdir, label, student, roots, api, uses, simkernel, objects=True
         for h, views in sorted(header_views.items()):
             u = views[0][0]
             alone = c.preprocessed(u, h)
-            if alone is not None:
+            if alone is None:
+                c.refuse(h, 0, "does not preprocess on its own: a lab header includes what it "
+                         "uses")
+            else:
                 def solid(ls):
                     return [(n, t.strip()) for n, t in ls if t.strip()]
                 mine = solid(alone.get(h, []))
@@ -421,6 +472,9 @@ def check_target(bdir, label, student, roots, api, uses, simkernel, objects=True
                                 "-c", "-o", obj], h)
             if rc == 0:
                 c.check_object(h, obj, c.student[h][0], header=True)
+            else:   # else its inline functions would go unchecked
+                c.refuse(h, 0, "does not compile on its own: a lab header includes what it "
+                         "uses (" + (first_error_line(err) or "see ./workbook check") + ")")
     return c.out
 
 

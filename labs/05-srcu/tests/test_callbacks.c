@@ -173,6 +173,27 @@ SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
 		sim_run_seeds(&cfg, barrier_every_cpu, &last);
 }
 
+/* A new domain, and a slow callback running on @cpu (it waits for its release). */
+static void slow_callback_on(struct slow_cb *s, int cpu)
+{
+	init_srcu_struct(&ss);
+	slow_cb_init(s);
+	call_srcu_on(cpu, &ss, &s->rh, slow_cb_func);
+	settle(4);
+	cr_assert(READ_ONCE(s->started), "a callback queued with call_srcu() on CPU %d, with no "
+		  "reader anywhere, was not invoked after a few jiffies (TODO 4)", cpu);
+}
+
+/* @fn on NCPU CPUs over the seeds, in deterministic mode: a barrier spins on a held cross-call. */
+static void run_held_barrier(sim_scenario_fn fn)
+{
+	struct sim_config cfg = sim_default_config();
+
+	cfg.nr_cpus = NCPU;
+	cfg.mode = SIM_DETERMINISTIC;
+	sim_run_seeds(&cfg, fn, NULL);
+}
+
 /*
  * The count must not reach zero before every marker is queued. The barrier
  * runs on the last CPU, which it reaches last; the CPU before it holds a
@@ -189,12 +210,7 @@ static void barrier_count_before_markers(void *arg)
 	int held = NCPU - 2, self = NCPU - 1;
 
 	(void)arg;
-	init_srcu_struct(&ss);
-	slow_cb_init(&s);
-	call_srcu_on(held, &ss, &s.rh, slow_cb_func);
-	settle(4);
-	cr_assert(READ_ONCE(s.started), "a callback queued with call_srcu() on CPU %d, with no "
-		  "reader anywhere, was not invoked after a few jiffies (TODO 4)", held);
+	slow_callback_on(&s, held);
 	sim_hold_irqs(held);
 	updater_start(&b, &ss, self, true);
 	settle(3);
@@ -218,11 +234,7 @@ SIM_TEST(barrier, count_holds_until_every_marker_is_queued,
 	 .description = "markers that run while the barrier is still queueing the others do not "
 			"let it return early: the count starts with the barrier's own")
 {
-	struct sim_config cfg = sim_default_config();
-
-	cfg.nr_cpus = NCPU;
-	cfg.mode = SIM_DETERMINISTIC;   /* the barrier spins on a held cross-call */
-	sim_run_seeds(&cfg, barrier_count_before_markers, NULL);
+	run_held_barrier(barrier_count_before_markers);
 }
 
 /*
@@ -247,12 +259,7 @@ static void two_barriers_at_once(void *arg)
 	int held = NCPU - 2;
 
 	(void)arg;
-	init_srcu_struct(&ss);
-	slow_cb_init(&s);
-	call_srcu_on(held, &ss, &s.rh, slow_cb_func);
-	settle(4);
-	cr_assert(READ_ONCE(s.started), "a callback queued with call_srcu() on CPU %d, with no "
-		  "reader anywhere, was not invoked after a few jiffies (TODO 4)", held);
+	slow_callback_on(&s, held);
 	sim_hold_irqs(held);
 	updater_start(&a, &ss, NCPU - 1, true);
 	settle(3);
@@ -275,18 +282,19 @@ static void two_barriers_at_once(void *arg)
 	sim_release_irqs(held);
 	settle(3);
 	cr_assert(!READ_ONCE(a.returned) && !READ_ONCE(b.returned),
-		  "with a second srcu_barrier() started while the first was still queueing its "
-		  "markers, one returned (first: %d, second: %d) while the callback queued on CPU "
-		  "%d before both was still running: the two share the count and the markers, so "
-		  "the second must wait until the first is done (the domain's barrier mutex, "
-		  "TODO 5)", READ_ONCE(a.returned), READ_ONCE(b.returned), held);
+		  "with a second srcu_barrier() waiting (it did sleep) while the first was still "
+		  "queueing its markers, one returned (first: %d, second: %d) while the callback "
+		  "queued on CPU %d before both was still running: the count reached zero before "
+		  "the last marker was queued (it starts at one, the barrier's own; see "
+		  "barrier/count_holds_until_every_marker_is_queued, TODO 5)",
+		  READ_ONCE(a.returned), READ_ONCE(b.returned), held);
 	complete(&s.release);
 	settle(6);
 	cr_assert(READ_ONCE(a.returned) && READ_ONCE(b.returned),
-		  "two srcu_barrier() calls at once: after every callback had run, the first "
-		  "%s and the second %s: the second reset the count or queued a marker still "
-		  "queued by the first; one barrier at a time (the domain's barrier mutex, "
-		  "TODO 5)", READ_ONCE(a.returned) ? "returned" : "never returned",
+		  "two srcu_barrier() calls, one after the other on the domain's mutex: after "
+		  "every callback had run, the first %s and the second %s: does each marker's "
+		  "callback drop the count, the last one complete(), and the mutex go when the "
+		  "barrier returns? (TODO 5)", READ_ONCE(a.returned) ? "returned" : "never returned",
 		  READ_ONCE(b.returned) ? "returned" : "never returned");
 	updater_reap(&a);
 	updater_reap(&b);
@@ -298,11 +306,7 @@ SIM_TEST(barrier, two_at_once_each_waits,
 	 .description = "a second srcu_barrier() of the domain started while the first is "
 			"queueing: both return, after the callbacks queued before them")
 {
-	struct sim_config cfg = sim_default_config();
-
-	cfg.nr_cpus = NCPU;
-	cfg.mode = SIM_DETERMINISTIC;   /* the barriers spin on a held cross-call */
-	sim_run_seeds(&cfg, two_barriers_at_once, NULL);
+	run_held_barrier(two_barriers_at_once);
 }
 
 SIM_TEST(cleanup, bug_while_a_reader_is_inside, .signal = BUG_SIGNAL)
