@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench.py - build and run the benchmarks, then summarise them (issue 10).
 
-    python3 bench/bench.py [--quick] [--out DIR] [--build-dir DIR] [--no-build]
-                           [--reps N] [--secs S] [--threads N]
+    python3 bench/bench.py [--quick] [--check] [--out DIR] [--build-dir DIR]
+                           [--no-build] [--reps N] [--secs S] [--threads N]
+    python3 bench/bench.py --raw FILE [--check]     an earlier run, summarised again
 
 Builds rcubench (CMake target in bench/CMakeLists.txt; needs liburcu-dev),
 runs it once -- every side in one process, repetitions interleaved -- and
@@ -16,7 +17,9 @@ writes to DIR (default: <build-dir>/bench-results):
     sync.svg        synchronize_rcu() latency: alone, idle readers, busy readers
 
 Exit status: 0 when the run completed (targets missed are reported, not
-errors), 1 when the build or the run failed, 2 on bad usage.
+errors), 1 when the build or the run failed, 2 on bad usage. With --check,
+also 1 when a checked target is missed by more than its noise band (the
+guard of issue 30: the selftest never times anything, this does).
 Benchmarks are never tests: nothing here runs in a test suite.
 """
 import argparse
@@ -197,62 +200,93 @@ def reads_x(rows):
     return (2 if 2 in xs else xs[-1]) if xs else None
 
 
-# (metric, what, sides, against, x, passes(side, ratio)); ratio = side / against, paired.
-# x None: any. The issues the targets come from: 10 (rwlock), 17 (the rest).
-RATIO_TARGETS = (
-    ("read_pair_ns", "read pair <= 1.1x liburcu-qsbr", (REF, NOHOOK), (QSBR,), 1,
-     lambda side, k: k <= 1.1 if side == NOHOOK else None),
-    ("reads_per_s", "reads/s at {x} threads >= 10x pthread_rwlock's", (REF, NOHOOK), (RWLOCK,),
-     reads_x, lambda side, k: k >= 10),
-    ("sync_busy_ns", "synchronize_rcu() with busy readers <= 2x liburcu-memb", (REF, NOHOOK),
-     (MEMB,), None, lambda side, k: k <= 2),
-    ("torture_reads_per_s", "torture reads/s per reader >= 25% of liburcu's", (REF, NOHOOK),
-     (QSBR, MEMB), None, lambda side, k: k >= 0.25),
+class Target:
+    """A ratio target: SIDE / AGAINST (paired) at most or at least LIMIT.
+
+    band: the noise of this ratio on a shared 2-CPU machine, as a fraction of
+    LIMIT, measured over repeated quick runs (bench/README, "Targets");
+    `--check` fails only on a miss beyond it. checked: the sides `--check`
+    holds to the target; the others are reported only (the reason is in
+    bench/README). judged: the sides said MET or NOT MET (default: all); the
+    others show their figures as "n/a".
+    """
+
+    def __init__(self, metric, what, sides, against, x, most, limit, band, checked,
+                 judged=None):
+        self.metric, self.what, self.sides, self.against = metric, what, sides, against
+        self.x, self.most, self.limit, self.band, self.checked = x, most, limit, band, checked
+        self.judged = sides if judged is None else judged
+
+    def met(self, k):
+        return k <= self.limit if self.most else k >= self.limit
+
+    def beyond_noise(self, k):
+        if self.most:
+            return k > self.limit * (1 + self.band)
+        return k < self.limit * (1 - self.band)
+
+
+# x None: any. The issues the targets come from: 10 (rwlock), 17 (read side,
+# synchronize_rcu()), 30 (callbacks). Ratios are side / against, paired; for
+# the empty barrier, liburcu's / the side's (how many times faster).
+TARGETS = (
+    Target("read_pair_ns", "read pair <= 1.1x liburcu-qsbr", (REF, NOHOOK), (QSBR,), 1,
+           True, 1.1, 0.3, (NOHOOK,), judged=(NOHOOK,)),
+    Target("reads_per_s", "reads/s at {x} threads >= 10x pthread_rwlock's", (REF, NOHOOK),
+           (RWLOCK,), reads_x, False, 10, 0.3, (REF, NOHOOK)),
+    Target("sync_busy_ns", "synchronize_rcu() with busy readers <= 2x liburcu-memb",
+           (REF, NOHOOK), (MEMB,), None, True, 2, 0.5, ()),
+    Target("torture_reads_per_s", "torture reads/s per reader >= 25% of liburcu's",
+           (REF, NOHOOK), (QSBR, MEMB), None, False, 0.25, 0.3, (NOHOOK,)),
+    Target("callbacks_per_s", "callbacks/s, enqueue to last invoked, >= 1x liburcu-memb",
+           (LAB4, LAB6), (MEMB,), None, False, 1, 0.2, (LAB4, LAB6)),
+    Target("barrier_full_ns", "rcu_barrier() right after 10^5 call_rcu() <= 1.2x liburcu-memb",
+           (LAB4, LAB6), (MEMB,), None, True, 1.2, 0.25, (LAB4, LAB6)),
+    Target("barrier_empty_ns", "rcu_barrier() with nothing queued >= 100x faster than "
+           "liburcu's", (LAB4, LAB6), (MEMB,), 0, False, 100, 0.5, (LAB4, LAB6)),
 )
 
 
-def ratio_target(rows, metric, what, side, against, x, passes):
-    """One line: SIDE's median, each AGAINST side's, the paired ratios."""
-    ref = target_row(rows, metric, side, x)
-    bases = [(b, target_row(rows, metric, b, x)) for b in against]
+def ratio_target(rows, t, side, x):
+    """SIDE's line for target T: (text, ratios) or None when not measured."""
+    ref = target_row(rows, t.metric, side, x)
+    bases = [(b, target_row(rows, t.metric, b, x)) for b in t.against]
     bases = [(b, v) for b, v in bases if v]
-    ks = [(b, paired_ratio(ref["samples"], v["samples"])) for b, v in bases] if ref else []
+    faster = t.metric == "barrier_empty_ns"
+    ks = [(b, paired_ratio(v["samples"], ref["samples"]) if faster else
+           paired_ratio(ref["samples"], v["samples"])) for b, v in bases] if ref else []
     ks = [(b, k) for b, k in ks if k is not None]
     if not ks:
         return None
-    f = fmt_rate if metric.endswith("_per_s") else fmt_ns
-    text = (f"{what.format(x=x)}: {side} {f(ref['median'])}, "
+    f = fmt_rate if t.metric.endswith("_per_s") else fmt_ns
+    text = (f"{t.what.format(x=x)}: {side} {f(ref['median'])}, "
             + ", ".join(f"{'rwlock' if b == RWLOCK else b} {f(v['median'])}" for b, v in bases)
-            + " (paired ratio" + ("s " if len(ks) > 1 else " ")
-            + ", ".join(f"{k:.3g}x" + (f" {b}" if len(ks) > 1 else "") for b, k in ks) + ")")
-    verdicts = [passes(side, k) for _, k in ks]
-    return text, None if None in verdicts else all(verdicts)
+            + (" (paired ratio: " if faster else " (paired ratio")
+            + ("s " if len(ks) > 1 else ("" if faster else " "))
+            + ", ".join(f"{k:.3g}x" + (f" {b}" if len(ks) > 1 else "") for b, k in ks)
+            + (" faster)" if faster else ")"))
+    return text, [k for _, k in ks]
 
 
 def targets(rows):
-    """Issues 10's and 17's targets: (text, met or None when not measured).
+    """The targets: (text, met or None when not judged, missed beyond the noise band).
 
     The read-side targets are checked for the reference as the labs build it
     and for reference-nohook (the same rcu.c, the simulated kernel's debug
     hooks compiled out): the gap between the two is the simulated kernel's.
     """
     out = []
-    for metric, what, sides, against, x, passes in RATIO_TARGETS:
-        x = x(rows) if callable(x) else x
-        for side in sides:
-            line = ratio_target(rows, metric, what, side, against, x, passes)
-            if line:
-                out.append(line)
-    lib = target_row(rows, "barrier_empty_ns", MEMB, 0)
-    for side in (LAB4, LAB6):
-        ref = target_row(rows, "barrier_empty_ns", side, 0)
-        if ref and lib:
-            k = paired_ratio(lib["samples"], ref["samples"])
-            out.append((f"rcu_barrier() with nothing queued >= 100x faster than liburcu's: "
-                        f"{side} {fmt_ns(ref['median'])}, liburcu-memb "
-                        f"{fmt_ns(lib['median'])} (paired ratio: {k:.3g}x faster)", k >= 100))
-        elif lib:
-            out.append((f"rcu_barrier() with nothing queued: {side} not built", None))
+    for t in TARGETS:
+        x = t.x(rows) if callable(t.x) else t.x
+        for side in t.sides:
+            line = ratio_target(rows, t, side, x)
+            if not line:
+                if t.metric == "barrier_empty_ns" and target_row(rows, t.metric, MEMB, 0):
+                    out.append((f"{t.what}: {side} not built", None, False))
+                continue
+            text, ks = line
+            met = all(t.met(k) for k in ks) if side in t.judged else None
+            out.append((text, met, side in t.checked and any(t.beyond_noise(k) for k in ks)))
     return out
 
 
@@ -278,10 +312,11 @@ def table(rows, header):
     lines.append("/memb, /qsbr: this side against liburcu's, the median over repetitions of "
                  "the ratio of the two samples taken in the same repetition")
     lines.append("")
-    lines.append("Targets (issues 10 and 17)")
-    for text, met in targets(rows):
+    lines.append("Targets (issues 10, 17 and 30; bench/README says each one's why and its "
+                 "noise band)")
+    for text, met, beyond in targets(rows):
         tag = "MET    " if met else ("NOT MET" if met is not None else "n/a    ")
-        lines.append(f"  [{tag}] {text}")
+        lines.append(f"  [{tag}] {text}" + ("  <- beyond its noise band" if beyond else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -442,7 +477,14 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--secs", type=float, help="seconds per reads/s sample")
     ap.add_argument("--threads", type=int, help="most reader threads (default: online CPUs)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when a checked target is missed beyond its noise band")
+    ap.add_argument("--raw", metavar="FILE",
+                    help="no run: summarise (and --check) the raw.csv of an earlier run")
     args = ap.parse_args()
+    ncpu = len(os.sched_getaffinity(0))
+    if args.raw:
+        return from_raw(args)
     build_dir = os.path.abspath(args.build_dir)
     out = os.path.abspath(args.out or os.path.join(build_dir, "bench-results"))
     os.makedirs(out, exist_ok=True)
@@ -453,7 +495,6 @@ def main():
     load1 = os.getloadavg()[0]
     rows = summarise(load(raw))
     write_summary(rows, os.path.join(out, "summary.csv"))
-    ncpu = len(os.sched_getaffinity(0))
     header = (f"RCU Labs benchmarks: the reference RCU (solutions, simulated kernel, parallel "
               f"mode, trace off) against liburcu 0.13 and pthread_rwlock\n"
               f"{ncpu} CPUs, {'quick' if args.quick else 'full'} run, {secs:.1f} s, "
@@ -475,7 +516,37 @@ def main():
                ("sync_busy_ns", rdr, f"{rdr} busy readers")], [REF, QSBR, MEMB], note)
     sys.stdout.write(text)
     print(f"bench: results in {out}", file=sys.stderr)
+    if args.check:
+        return check(rows, load0, ncpu)
+    return 0
+
+
+def from_raw(args):
+    """--raw: the table (and --check) of an earlier run's samples; nothing written."""
+    try:
+        with open(args.raw) as f:
+            rows = summarise(load(f.read()))
+    except (OSError, KeyError, ValueError) as e:
+        print(f"bench: --raw {args.raw}: not a raw.csv of bench.py ({e})", file=sys.stderr)
+        return 2
+    sys.stdout.write(table(rows, f"RCU Labs benchmarks: the samples of {args.raw}"))
+    return check(rows, 0.0, 1) if args.check else 0
+
+
+def check(rows, load0, ncpu):
+    """`--check`: 1, naming them, when checked targets are missed beyond their noise band."""
+    missed = [text for text, _, beyond in targets(rows) if beyond]
+    busy = f" (load average {load0:.1f} on {ncpu} CPUs before the run: run it again on a " \
+           f"quiet machine)" if load0 > ncpu / 2 else ""
+    if missed:
+        print(f"bench --check: {len(missed)} target(s) missed beyond their noise band"
+              f"{busy}:", file=sys.stderr)
+        for text in missed:
+            print(f"  {text}", file=sys.stderr)
+        return 1
+    print("bench --check: every checked target met or within its noise band", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

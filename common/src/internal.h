@@ -186,6 +186,7 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 void sched_note_progress_locked(void);
 uint64_t sim_rand_locked(void);
 void cpu_release_locked(struct task_struct *t);
+bool cpu_step_off_in_place_locked(struct task_struct *t);
 void sched_wait_locked(struct task_struct *t);
 /* Parallel mode: @t no longer waits for any CPU on cpu_qs_wq (sim_cpu.qs_watchers). */
 void qs_unwatch_locked(struct task_struct *t);

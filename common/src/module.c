@@ -38,6 +38,16 @@ static struct module *modules;
 static int nr_modules, cap_modules;
 
 /*
+ * The lowest and highest address any module ever held. Ranges are never
+ * dropped (an unloaded module's stay fenced, see module_unmap()), so the
+ * bounds only widen; they are stored under mod_lock before the module's init
+ * runs, so whoever holds a module's address can see them. An address outside
+ * them is in no module, known without mod_lock: call_rcu() and every callback
+ * invoked ask, and most callbacks are the kernel's or a test's.
+ */
+static _Atomic uintptr_t mod_lo = UINTPTR_MAX, mod_hi;
+
+/*
  * callback_name()'s cache. A trace names every callback queued and every one
  * invoked, and dladdr() searches the symbol tables each time: for a test that
  * queues 10^5 callbacks, most of its time under memcheck. An address may
@@ -140,6 +150,10 @@ static int collect_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 
 		f->m->ranges[f->m->nr_ranges].start = s & ~(page - 1);
 		f->m->ranges[f->m->nr_ranges].end = (e + page - 1) & ~(page - 1);
+		if (f->m->ranges[f->m->nr_ranges].start < atomic_load(&mod_lo))
+			atomic_store(&mod_lo, f->m->ranges[f->m->nr_ranges].start);
+		if (f->m->ranges[f->m->nr_ranges].end > atomic_load(&mod_hi))
+			atomic_store(&mod_hi, f->m->ranges[f->m->nr_ranges].end);
 		f->m->nr_ranges++;
 	}
 	return 1;
@@ -371,6 +385,8 @@ const char *module_of_address(const void *addr, bool *unloaded)
 	uintptr_t a = (uintptr_t)addr;
 	const char *found = NULL;
 
+	if (a < atomic_load(&mod_lo) || a >= atomic_load(&mod_hi))
+		return NULL;
 	pthread_mutex_lock(&mod_lock);
 	for (int i = nr_modules - 1; i >= 0 && !found; i--)
 		for (int r = 0; r < modules[i].nr_ranges; r++)

@@ -144,8 +144,10 @@ static void make_running_locked(struct task_struct *t)
 	t->wakeable = false;
 	S.nr_running++;
 	sched_note_progress_locked();
-	/* Deterministic mode: it runs when given the token, which kicks it. */
-	if (!S.det)
+	/* Deterministic mode: it runs when given the token, which kicks it.
+	 * A task made running by its own thread (migrate_to_cpu() back to a
+	 * free CPU) is awake already: a kick would be a system call for nobody. */
+	if (!S.det && t != sim_current)
 		task_kick(t);
 }
 
@@ -224,6 +226,30 @@ void cpu_release_locked(struct task_struct *t)
 	 * or one of them would take it too (two tasks on one CPU).
 	 */
 	note_qs_locked(c, t);
+}
+
+/*
+ * Parallel mode: @t steps off its CPU and straight back, when nothing else
+ * could have taken the CPU meanwhile (no task queued, no hotplug parking):
+ * the context switch's effects (its stores drain, its view catches up, a
+ * quiescent state for the CPU) without the hand-over, which would cost two
+ * thread wake-ups for nothing to observe. False, having done nothing, when
+ * the CPU is wanted: then the caller switches for real.
+ */
+bool cpu_step_off_in_place_locked(struct task_struct *t)
+{
+	struct sim_cpu *c;
+
+	if (S.det || t->cpu < 0 || t != sim_current)
+		return false;
+	c = cpu_of(t->cpu);
+	if (!list_empty(&c->runq) || c->parked || irq_deliverable_locked(c))
+		return false;
+	sb_drain(c);
+	kcsan_drain();
+	views_sync(c->id);
+	note_qs_locked(c, t);
+	return true;
 }
 
 /* Nothing can run on its own: let the test's controller back in, or time on. */

@@ -54,7 +54,10 @@ Maintainers
 Readers
   docs [--instructor] [--out DIR]
                               the generated docs (student edition, or with solutions and answers)
-  bench [--quick] [--out DIR] the reference RCU against liburcu and pthread_rwlock
+  bench [--quick] [--check] [--out DIR]
+                              the reference RCU against liburcu and pthread_rwlock;
+                              --check: exit 1 when a target of bench/README is missed
+                              beyond its noise band
 
 LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
 Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run;
@@ -111,6 +114,7 @@ def main(argv):
     s.add_argument("--release", nargs="+", metavar="LAB")
     s = sub.add_parser("bench")
     s.add_argument("--quick", action="store_true")
+    s.add_argument("--check", action="store_true")
     s.add_argument("--out")
     s = sub.add_parser("docs")
     s.add_argument("--instructor", action="store_true")

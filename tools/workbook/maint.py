@@ -56,6 +56,8 @@ def cmd_bench(a):
     cmd = [sys.executable, script]
     if a.quick:
         cmd.append("--quick")
+    if a.check:
+        cmd.append("--check")
     if a.out:
         cmd += ["--out", os.path.abspath(a.out)]
     return subprocess.call(cmd, cwd=ROOT, stdin=subprocess.DEVNULL)

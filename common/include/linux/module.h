@@ -110,7 +110,10 @@ struct module_counts module_counts(const char *name);
  * work between batches), passes the named points "rcu_cb_pass" (any CPU's
  * pass) and "rcu_cb_pass/N" (a pass of the kthread on CPU N), and comes back
  * to its CPU. A test may count passes there or hold them for as long as it
- * likes without stalling grace periods. Call it from a task that holds a CPU,
+ * likes without stalling grace periods. In parallel mode, while no test holds
+ * either point and no other task waits for the CPU, the step off and back is
+ * made in place: the same quiescent state and the same counts, without two
+ * thread hand-overs that nothing could observe. Call it from a task that holds a CPU,
  * outside any read-side critical section: it may sleep. Does not promise when
  * the kthread gets its CPU back: other tasks there may run first.
  */
