@@ -43,7 +43,8 @@ import time
 import xml.etree.ElementTree as ET
 
 import gradescope_check
-from workbook import build, mutants, reports, run as wbrun, sandbox
+from workbook import build, manifest, mutants, reports, run as wbrun, sandbox
+from workbook.handout import without_hidden_tests
 from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, hint_call_problems
 from workbook.starters import starter_diffs
@@ -132,6 +133,19 @@ def handout_table_problems(lab):
     return out
 
 
+def handout_manifest_problems(lab):
+    """What is wrong with the lab.json a handout gets for LAB: it must load,
+    and name no hidden test (they are counted: hidden_tests)."""
+    with open(os.path.join(LABS, lab.name, "lab.json")) as f:
+        text = without_hidden_tests(f.read())
+    try:
+        manifest.validate(f"handout's labs/{lab.name}/lab.json", json.loads(text), lab.name)
+    except Fail as e:
+        return [str(e)]
+    return [f"names hidden test {t['name']}" for t in lab.tests
+            if t.get("visibility") == "hidden" and t["name"] in text]
+
+
 def stage_manifests(sh, labs):
     """lab.json already passed the loader (all_labs()); the mutants' index and
     patches, and the starters, are checked here."""
@@ -141,6 +155,9 @@ def stage_manifests(sh, labs):
         bad_calls = hint_call_problems(lab)
         sh.check(not bad_calls, f"hints of {lab.name} name only calls that exist "
                  f"(solution, tests, common/include)", "; ".join(bad_calls))
+        bad_json = handout_manifest_problems(lab)
+        sh.check(not bad_json, f"handout of {lab.name}: its lab.json loads and counts hidden "
+                 f"tests without naming them", "; ".join(bad_json))
         bad_rows = handout_table_problems(lab)
         sh.check(not bad_rows, f"handout of {lab.name}: its tests table names tests of "
                  f"lab.json with their points", "; ".join(bad_rows))

@@ -1,4 +1,5 @@
 """The student handout."""
+import json
 import os
 import re
 import shutil
@@ -47,6 +48,23 @@ def strip_instructor(text):
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
+def without_hidden_tests(text):
+    """A lab.json whose hidden tests are counted, not listed: their names and
+    hints say what the grader tries, which a student should find out by
+    testing (hidden_tests, manifest.py)."""
+    m = json.loads(text)
+    hidden = [t for t in m["tests"] if t.get("visibility") == "hidden"]
+    if not hidden:
+        return text
+    out = {}
+    for k, v in m.items():
+        out[k] = [t for t in v if t not in hidden] if k == "tests" else v
+        if k == "tests":
+            out["hidden_tests"] = {"count": len(hidden),
+                                   "points": sum(t["points"] for t in hidden)}
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
 def copy_handout(out, files, release):
     """Copy the tracked FILES a student gets into OUT; how many."""
     kept = 0
@@ -61,7 +79,12 @@ def copy_handout(out, files, release):
         src = os.path.join(ROOT, rel)
         dst = os.path.join(out, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if rel.endswith(".md"):
+        if parts[0] == "labs" and parts[-1] == "lab.json":
+            with open(src) as f:
+                text = without_hidden_tests(f.read())
+            with open(dst, "w") as f:
+                f.write(text)
+        elif rel.endswith(".md"):
             with open(src) as f:
                 text = strip_instructor(f.read())
             if parts[0] == "quizzes":

@@ -22,6 +22,10 @@ lab.json, format 1:
   modules     [{name, source, lab?, dir?: "tests"}]  (optional, default [])
   tests       [{name: "suite/test", points: int, hint: str,
                 timeout?: seconds (DEFAULT_TIMEOUT), visibility?: str}]
+  hidden_tests {count: int, points: int}: a handout's stand-in for the
+              tests whose visibility is "hidden" (their names and hints stay
+              with the instructor; ./workbook handout writes it; optional,
+              and then no test may be "hidden")
   hints       [str], layered hints for ./workbook hint (required, non-empty)
   check_seeds int, 1..SEEDS: how many seeds each seed sweep runs in the
               student's check, status and watch (optional; default: all
@@ -54,10 +58,12 @@ VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "api": (dict, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
-            "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False)}
+            "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False),
+            "hidden_tests": (dict, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": ([str], False)}
+HIDDEN_KEYS = {"count": (int, True), "points": (int, True)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
 TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
@@ -171,6 +177,15 @@ def validate(where, m, folder):
     if not 1 <= m.get("check_seeds", SEEDS) <= SEEDS:
         raise Fail(f"{where}: 'check_seeds' must be 1..{SEEDS}, not {m['check_seeds']}")
     total = sum(t["points"] for t in m["tests"])
+    if "hidden_tests" in m:
+        h = m["hidden_tests"]
+        check_keys(f"{where}: hidden_tests", h, HIDDEN_KEYS)
+        if h["count"] < 1 or h["points"] < 0:
+            raise Fail(f"{where}: hidden_tests needs count >= 1 and points >= 0")
+        if any(t.get("visibility") == "hidden" for t in m["tests"]):
+            raise Fail(f"{where}: hidden_tests stands in for the hidden tests: list them "
+                       f"or count them, not both")
+        total += h["points"]
     if total != 100:
         raise Fail(f"{where}: tests' points add up to {total}, not 100")
     check_todos(where, m, folder)
@@ -243,7 +258,10 @@ class Lab:
         self.hints = list(m["hints"])
         self.check_seeds = m.get("check_seeds", SEEDS)
         self.target = f"{self.label}_tests"
-        self.max_points = sum(t["points"] for t in self.tests)
+        # A handout's lab.json counts its hidden tests instead of listing them.
+        self.hidden_summary = m.get("hidden_tests")
+        self.max_points = sum(t["points"] for t in self.tests) + \
+            (self.hidden_summary["points"] if self.hidden_summary else 0)
 
     def test(self, name):
         for t in self.tests:

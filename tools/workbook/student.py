@@ -67,13 +67,47 @@ def run_env(lab=None):
     return env
 
 
+class Hidden:
+    """LAB's hidden tests that this build cannot run. Their source is the
+    instructor's (solutions/NN/tests): the grader adds it, a student's copy
+    cannot, so check, status and watch count them apart instead of failing
+    them. A handout's lab.json only counts them (hidden_tests); the
+    instructor's copy lists them, and those its build lacks are skipped."""
+
+    def __init__(self, bdir, lab):
+        self.names, self.count, self.points = set(), 0, 0
+        if lab.hidden_summary:
+            self.count = lab.hidden_summary["count"]
+            self.points = lab.hidden_summary["points"]
+            return
+        hidden = [t for t in lab.tests if t.get("visibility") == "hidden"]
+        if hidden:    # a --list run only for a lab that has some
+            have = set(list_tests(exe_path(bdir, lab)))
+            hidden = [t for t in hidden if t["name"] not in have]
+        self.names = {t["name"] for t in hidden}
+        self.count = len(hidden)
+        self.points = sum(int(t.get("points", 0)) for t in hidden)
+
+    def __bool__(self):
+        return self.count > 0
+
+    def words(self):
+        """'6 hidden tests (50 points) that only the grader runs'."""
+        return (f"{self.count} hidden test{'s' if self.count > 1 else ''} ({self.points} "
+                f"points) that only the grader runs")
+
+
 def run_lab(bdir, lab, only_test=None, echo=False, names=None):
     ok, err, _ = build(bdir, [lab.target])
     if not ok:
         return None, err, []
     exe = exe_path(bdir, lab)
-    names = list(names) if names is not None else lab.names()
+    hidden = Hidden(bdir, lab).names
+    names = [n for n in (names if names is not None else lab.names()) if n not in hidden]
     if only_test:
+        if only_test in hidden:
+            raise Fail(f"{only_test} is one of {lab.name}'s hidden tests: only the grader "
+                       f"runs it (the tests you can run: ./workbook check {lab.name} --list)")
         if only_test not in lab.names() and only_test not in list_tests(exe):
             raise Fail(f"{lab.name} has no test '{only_test}' (see ./workbook check {lab.name} --list)")
         names = [only_test]
@@ -272,8 +306,11 @@ def cmd_status(a):
         pts, passed = score_lab(lab, res)
         total += pts
         nxt = first_failing(lab, res)
-        note = "done" if nxt is None else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
-        say(f"{lab.name:<24} {passed:>3}/{len(lab.tests):<3} {pts:>4}/{lab.max_points:<3}  {note}")
+        hidden = Hidden(bdir, lab)
+        note = ("done" + (f" (and {hidden.words()})" if hidden else "")) if nxt is None \
+            else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
+        say(f"{lab.name:<24} {passed:>3}/{len(lab.tests) - len(hidden.names):<3} "
+            f"{pts:>4}/{lab.max_points:<3}  {note}")
         if nxt is not None:
             for m in res[nxt["name"]][1][:1]:
                 say(f"{'':<34}{m}")
@@ -321,8 +358,10 @@ def cmd_check(a):
             "that uses the lab's API and nothing else (docs/instructors.md, 'What the grader "
             "accepts')")
         return 1
-    quick = [t["name"] for t in lab.tests if not is_stress(t)]
-    stress = [t["name"] for t in lab.tests if is_stress(t)]
+    hidden = Hidden(bdir, lab)
+    here = [t for t in lab.tests if t["name"] not in hidden.names]
+    quick = [t["name"] for t in here if not is_stress(t)]
+    stress = [t["name"] for t in here if is_stress(t)]
     if a.test or getattr(a, "all", False):
         quick, stress = (None, []) if a.test else (quick + stress, [])
     say(f"running {'1 test' if a.test else f'{len(quick)} tests'}...")
@@ -356,9 +395,14 @@ def cmd_check(a):
     for n in skipped:
         say(f"---- {n} (not run: the parallel stress tier runs once the tests above pass; "
             f"--all runs it now)")
+    if hidden and not a.test:
+        say(f"---- {hidden.words()}: your check cannot run them (their source is the "
+            f"instructor's)")
     pts, passed = score_lab(lab, res)
     say(f"{len(res) - len(failed)}/{len(res)} tests pass, {pts}/{lab.max_points} points"
-        + (f" ({len(skipped)} not run)" if skipped else ""))
+        + (f" ({len(skipped)} not run)" if skipped else "")
+        + (f"; {hidden.points} of the others are the hidden tests'" if hidden and not a.test
+           else ""))
     if seeds_note(lab):
         say(f"note: {seeds_note(lab)}")
     if failed:
