@@ -97,7 +97,23 @@ class Hidden:
                 f"points) that only the grader runs")
 
 
-def run_lab(bdir, lab, only_test=None, echo=False, names=None):
+def prior_option(prior):
+    """The option that rebuilds what this run built on ('' for the default)."""
+    return " --prior solutions" if prior == "solutions" else ""
+
+
+def keep_prior(res, prior):
+    """RES with every './workbook check LAB --test T' command in its messages
+    (the replay lines) carrying --prior too: a replay must build on what the
+    run built on."""
+    if prior != "solutions" or res is None:
+        return res
+    cmd = re.compile(r"(\./workbook check \S+ --test \S+)")
+    return {n: (ok, [cmd.sub(lambda m: m.group(1) + prior_option(prior), x) for x in msgs])
+            for n, (ok, msgs) in res.items()}
+
+
+def run_lab(bdir, lab, only_test=None, echo=False, names=None, prior="own"):
     ok, err, _ = build(bdir, [lab.target])
     if not ok:
         return None, err, []
@@ -114,7 +130,48 @@ def run_lab(bdir, lab, only_test=None, echo=False, names=None):
     clear_traces(lab, names)
     res, logs = run_tests(exe, names, os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS, echo,
                           run_env(lab), trace_dir=os.path.join(ROOT, "traces"))
-    return res, "", logs
+    return keep_prior(res, prior), "", logs
+
+
+def builds_on(lab):
+    """The earlier labs LAB's tests run: those it links and those whose modules it loads."""
+    return lab.uses + [m["lab"] for m in lab.modules if "lab" in m and m["lab"] not in lab.uses]
+
+
+def unfinished_uses(bdir, lab, prior):
+    """The earlier labs LAB builds on that are the student's own here and do
+    not pass every test yet: [(lab, tests failing or None when it does not
+    build, tests)]. Their results are status's (cached), else a fresh run."""
+    released = set(released_solutions([lab])) if prior == "solutions" else set()
+    out = []
+    for name in builds_on(lab):
+        if name in released:
+            continue
+        u = find_lab(name)
+        res = cached_result(bdir, u)
+        if res is None:
+            res, _, _ = run_lab(bdir, u)
+            if res is not None:
+                store_result(bdir, u, res)
+        failing = None if res is None else sum(1 for v in res.values() if not v[0])
+        if failing != 0:
+            out.append((u, failing, len(u.tests)))
+    return out
+
+
+def uses_note(lab, unfinished):
+    """'runs on your 01-synchronize-rcu, which fails 3 of its 17 tests' and the like."""
+    parts = [f"{u.name}, which " + ("does not build" if failing is None else
+                                    f"fails {failing} of its {n} tests")
+             for u, failing, n in unfinished]
+    return f"{lab.name} runs on your " + "; and on your ".join(parts)
+
+
+def reference_offer(lab):
+    """How to build LAB on the released reference of what it uses, or ''."""
+    if not set(builds_on(lab)) & set(released_solutions([lab])):
+        return ""
+    return f", or build on the released reference: ./workbook check {lab.name} --prior solutions"
 
 
 def clear_traces(lab, names):
@@ -284,7 +341,7 @@ def status_run(bdir, lab, prior):
     refused = refusals(bdir, lab, prior)
     if refused:
         return None, f"refused: {objcheck.summary(refused)}"
-    res, err, _ = run_lab(bdir, lab)
+    res, err, _ = run_lab(bdir, lab, prior=prior)
     if res is not None:
         store_result(bdir, lab, res)
     return res, err
@@ -307,7 +364,10 @@ def cmd_status(a):
         total += pts
         nxt = first_failing(lab, res)
         hidden = Hidden(bdir, lab)
+        unfinished = unfinished_uses(bdir, lab, a.prior) if nxt is not None else []
         note = ("done" + (f" (and {hidden.words()})" if hidden else "")) if nxt is None \
+            else (f"first finish {', '.join(u.name for u, _, _ in unfinished)}, which it "
+                  f"runs on") if unfinished \
             else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
         say(f"{lab.name:<24} {passed:>3}/{len(lab.tests) - len(hidden.names):<3} "
             f"{pts:>4}/{lab.max_points:<3}  {note}")
@@ -365,7 +425,7 @@ def cmd_check(a):
     if a.test or getattr(a, "all", False):
         quick, stress = (None, []) if a.test else (quick + stress, [])
     say(f"running {'1 test' if a.test else f'{len(quick)} tests'}...")
-    res, err, logs = run_lab(bdir, lab, a.test, names=quick)
+    res, err, logs = run_lab(bdir, lab, a.test, names=quick, prior=a.prior)
     if res is None:
         say(f"{lab.name} does not compile:\n  {err}")
         return 1
@@ -373,7 +433,7 @@ def cmd_check(a):
     if stress and all(v[0] for v in res.values()):
         say(f"the deterministic tests pass: running the parallel stress tier "
             f"({', '.join(stress)})...")
-        more, err, logs2 = run_lab(bdir, lab, names=stress)
+        more, err, logs2 = run_lab(bdir, lab, names=stress, prior=a.prior)
         res.update(more or {})
     elif stress:
         skipped = stress
@@ -407,9 +467,17 @@ def cmd_check(a):
         say(f"note: {seeds_note(lab)}")
     if failed:
         t = first_failing(lab, res) or lab.test(failed[0]) or {"name": failed[0]}
-        say(f"next: {next_step(lab, t, res[t['name']][1])}")
-        say(f"one test: ./workbook check {lab.name} --test {t['name']}   "
-            f"more hints: ./workbook hint {lab.name}")
+        unfinished = unfinished_uses(bdir, lab, a.prior)
+        if unfinished:
+            say(f"note: {uses_note(lab, unfinished)}: a failure above may be theirs, not "
+                f"this lab's")
+            first = unfinished[0][0].name
+            say(f"next: make {first} pass first (./workbook check {first})"
+                f"{reference_offer(lab)}")
+        else:
+            say(f"next: {next_step(lab, t, res[t['name']][1])}")
+        say(f"one test: ./workbook check {lab.name} --test {t['name']}{prior_option(a.prior)}"
+            f"   more hints: ./workbook hint {lab.name}")
     return 1 if failed else 0
 
 
