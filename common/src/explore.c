@@ -332,8 +332,36 @@ static bool waits_for_good(const struct task_struct *t)
 	       t != S.quiescer && !t->on_runq;
 }
 
+/* The kthread that @t waits for in kthread_stop(), if that is its wait. */
+static struct task_struct *stopping_for_locked(const struct task_struct *t)
+{
+	struct task_struct *k;
+
+	list_for_each_entry(k, &S.tasks, all_node)
+		if (k->stopper == t && !k->exited)
+			return k;
+	return NULL;
+}
+
+/*
+ * A task blocked for good. When it waits in kthread_stop(), the task at
+ * fault is the kthread that does not return: the report stands at that
+ * kthread's last scheduling point, not at the kthread_stop() call.
+ */
 static void hung_report_locked(struct task_struct *t, const char *how)
 {
+	struct task_struct *k = stopping_for_locked(t);
+
+	if (k)
+		sim_bug_locked(k->file ? k->file : "?", k->line,
+			       "hung task: %s (pid %d) waited in kthread_stop(%s) %s: %s never "
+			       "returned from its thread function, although kthread_should_stop() "
+			       "has been true since, and it is still %s%s (does its loop end "
+			       "when kthread_should_stop(), and does each of its waits wake for "
+			       "it?)",
+			       t->comm, t->pid, k->comm, how, k->comm,
+			       k->state == TS_BLOCKED ? "asleep in " : "running",
+			       k->state == TS_BLOCKED && k->blocked_on ? k->blocked_on : "");
 	sim_bug_locked(t->file ? t->file : "?", t->line,
 		       "hung task: %s (pid %d) blocked in %s %s while the other tasks ran",
 		       t->comm, t->pid, t->blocked_on ? t->blocked_on : "?", how);

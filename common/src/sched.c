@@ -651,12 +651,22 @@ void sim_might_sleep(const char *file, int line)
 	struct sim_cpu *c = t->cpu >= 0 ? cpu_of(t->cpu) : NULL;
 	int irq = c && c->hardirq > 0, off = c && c->irqs_off;
 
+	/*
+	 * Linux prints the counts on the lines after the headline; a student
+	 * reads the headline, so it names the first count that is wrong.
+	 */
 	if (irq || off || t->preempt || t->rcu_depth)
 		sim_bug(file, line,
-			"sleeping function called from invalid context\n"
+			"sleeping function called from invalid context: %s\n"
 			"in_interrupt(): %d, irqs_disabled(): %d, pid: %d, name: %s\n"
 			"preempt_count: %d, expected: 0\n"
 			"RCU nest depth: %d, expected: 0",
+			irq ? "in an interrupt handler" :
+			off ? "with interrupts disabled (local_irq_save() without its restore?)" :
+			t->preempt ? "with preemption disabled (a spinlock still held, or "
+				     "preempt_disable() without its enable?)" :
+			"inside an RCU read-side critical section (RCU nest depth "
+			"not 0: does rcu_read_unlock() end what rcu_read_lock() began?)",
 			irq, off, t->pid, t->comm, t->preempt, t->rcu_depth);
 }
 

@@ -274,11 +274,11 @@ static uint64_t busy_cpus_locked(void)
 	return busy;
 }
 
-unsigned long sim_wait_prepare(struct wait_queue_head *wq)
+unsigned long sim_wait_prepare(struct wait_queue_head *wq, const char *file, int line)
 {
 	struct task_struct *t = sim_current;
 
-	sim_sched_point(__FILE__, __LINE__);
+	sim_sched_point(file, line);
 	SIM_LOCK();
 	unsigned long seq = wq->seq;
 

@@ -17,7 +17,7 @@ from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
 def released_solutions(labs):
     """The labs among LABS (and the labs they use) whose solutions/ this copy holds."""
-    names = {n for l in labs for n in [l.name] + l.uses}
+    names = {n for l in labs for n in [l.name] + builds_on(l)}
     return sorted(n for n in names if os.path.isdir(os.path.join(SOLUTIONS, n)))
 
 
@@ -29,7 +29,7 @@ def prior_words(labs, prior):
         raise Fail("--prior solutions: this copy holds no solutions/ (none released yet); "
                    "without --prior your own earlier labs are used")
     rel = released_solutions(labs)
-    uses = sorted({n for l in labs for n in l.uses})
+    uses = sorted({n for l in labs for n in builds_on(l)})
     missing = [n for n in uses if n not in rel]
     return ("earlier labs from solutions/" if not missing else
             f"earlier labs from solutions/ where released ({', '.join(rel) or 'none'}), "
@@ -257,6 +257,37 @@ def blamed_todo(lab, msgs):
                 n, fn = todo_region(files[path], int(line))
                 if n is not None:
                     return n, f"{path}:{line}" + (f", in {fn}()" if fn else "")
+    if msgs and msgs[0].startswith("BUG: "):
+        return named_function_todo(files, msgs[0])
+    return None, None
+
+
+def named_function_todo(files, bug):
+    """A BUG raised where no student line runs (a debug check in the kernel
+    or a test) may name the student function at fault: 'does
+    rcu_read_unlock() end what rcu_read_lock() began?'. (TODO, 'file:line,
+    in fn()') of the first function BUG names that a student file defines,
+    the TODO being the first one in its body; or (None, None)."""
+    for name in re.findall(r"\b([A-Za-z_]\w*)\(\)", bug):
+        head = re.compile(rf"^[A-Za-z_][\w \t*]*\b{re.escape(name)}\s*\([^;]*$")
+        for path, full in files.items():
+            if "/tests/" in path:
+                continue
+            try:
+                with open(full, errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                continue
+            for k, text in enumerate(lines):
+                if not head.match(text):
+                    continue
+                for j in range(k + 1, len(lines)):
+                    m = re.search(r"\bTODO (\d+)\b", lines[j])
+                    if m:
+                        return int(m.group(1)), f"{path}:{k + 1}, in {name}() (the " \
+                            f"function the BUG names)"
+                    if lines[j].startswith("}"):
+                        break
     return None, None
 
 

@@ -32,8 +32,12 @@ typedef struct wait_queue_head wait_queue_head_t;
 void init_waitqueue_head(struct wait_queue_head *wq);
 /** wake_up() - wake every task asleep on @p wq to re-check. Any context. */
 void wake_up(struct wait_queue_head *wq);
-/** Simulation only: behind wait_event(), the queue's wake-up count. */
-unsigned long sim_wait_prepare(struct wait_queue_head *wq);
+/**
+ * Simulation only: behind wait_event(), the queue's wake-up count; a
+ * scheduling point at the caller's @p file:@p line (where a task that loops
+ * in wait_event() is said to be).
+ */
+unsigned long sim_wait_prepare(struct wait_queue_head *wq, const char *file, int line);
 /** Simulation only: behind wait_event(), sleep on @p wq unless a wake_up() came after @p seq was taken. */
 void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 		    const char *file, int line);
@@ -45,7 +49,8 @@ void sim_wait_sleep(struct wait_queue_head *wq, unsigned long seq,
 #define wait_event(wq, cond)                                              \
 	do {                                                              \
 		for (;;) {                                                \
-			unsigned long __seq = sim_wait_prepare(&(wq));    \
+			unsigned long __seq =                             \
+				sim_wait_prepare(&(wq), __FILE__, __LINE__); \
 			if (cond)                                         \
 				break;                                    \
 			sim_wait_sleep(&(wq), __seq, __FILE__, __LINE__); \
