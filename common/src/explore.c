@@ -343,14 +343,43 @@ static struct task_struct *stopping_for_locked(const struct task_struct *t)
 	return NULL;
 }
 
+/* A poller: a task that runs and has called cpu_relax() this often since it last slept. */
+#define POLLER_RELAXES 1000
+
+/* The running task that has polled the longest, if one polls. */
+static struct task_struct *poller_locked(void)
+{
+	struct task_struct *k, *best = NULL;
+
+	list_for_each_entry(k, &S.tasks, all_node)
+		if (k->state == TS_RUNNING && !k->is_idle &&
+		    k->relax_since_block > POLLER_RELAXES &&
+		    (!best || k->relax_since_block > best->relax_since_block))
+			best = k;
+	return best;
+}
+
 /*
  * A task blocked for good. When it waits in kthread_stop(), the task at
  * fault is the kthread that does not return: the report stands at that
- * kthread's last scheduling point, not at the kthread_stop() call.
+ * kthread's last scheduling point, not at the kthread_stop() call. When
+ * another task polls meanwhile (a wait written as a cpu_relax() loop), the
+ * poller is the likelier cause: it holds its CPU, so whatever it waits for
+ * and whatever needs that CPU may never come. The report stands at its loop.
  */
 static void hung_report_locked(struct task_struct *t, const char *how)
 {
-	struct task_struct *k = stopping_for_locked(t);
+	struct task_struct *k = stopping_for_locked(t), *p = poller_locked();
+
+	if (!k && p)
+		sim_bug_locked(p->file ? p->file : "?", p->line,
+			       "hung task: %s (pid %d) blocked in %s %s while %s (pid %d) polled: "
+			       "%ld cpu_relax() calls on CPU %d without sleeping once. A task that "
+			       "waits by polling keeps its CPU, so what needs that CPU (and what "
+			       "waits for the system to go idle) never runs: wait by sleeping "
+			       "(wait_for_completion(), wait_event())",
+			       t->comm, t->pid, t->blocked_on ? t->blocked_on : "?", how,
+			       p->comm, p->pid, p->relax_since_block, p->cpu);
 
 	if (k)
 		sim_bug_locked(k->file ? k->file : "?", k->line,

@@ -69,6 +69,7 @@ struct task_struct {
 	struct task_struct *stopper;
 	/* livelock detection */
 	long relax_streak;
+	long relax_since_block;     /* cpu_relax() calls since it last blocked: a poller */
 	const char *held_at;        /* named point it is held at */
 	/* deterministic mode: CPUs not idle when it last prepared to wait on cpu_qs_wq */
 	uint64_t qs_busy;

@@ -378,6 +378,7 @@ static void wait_first_turn_locked(struct task_struct *t)
 
 void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
 {
+	t->relax_since_block = 0;
 	explore_note_block_locked(t);
 	t->state = TS_BLOCKED;
 	t->blocked_on = what;
@@ -525,6 +526,7 @@ void sched_point(const char *file, int line, bool relax)
 	t->file = file;
 	t->line = line;
 	if (relax) {
+		t->relax_since_block++;
 		if (++t->relax_streak > S.cfg.spin_limit && S.det) {
 			SIM_LOCK();
 			livelock_locked(t, "spinning in cpu_relax() without progress");

@@ -578,6 +578,19 @@ def failure_cause(log, timeout=None):
     return c
 
 
+STUCK_SHOWN = 4
+
+
+def stuck_first(stuck):
+    """The stuck tasks, those last seen in a student's own code first (not
+    in a test's or the kernel's): the one that matters is rarely the test's
+    own waiter, and a list cut short must not hide it."""
+    def rank(t):
+        m = re.search(r"\(last at (\S+):\d+\)", t)
+        return 0 if m and m.group(1).startswith("labs/") and "/tests/" not in m.group(1) else 1
+    return sorted(stuck, key=rank)
+
+
 def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     """The student-visible lines of a failure: the assertion messages MSGS
     (Criterion's), or instead of "The test crashed."/"timed out." the BUG
@@ -610,8 +623,12 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     if timed_out and c.get("bug") and "timed out" not in c["bug"]:
         out.append(f"  (timed out after {timeout:g} s)" if timeout else "  (timed out)")
     hang = timed_out or re.search(r"deadlock|livelock|hung|timed out|stall", c.get("bug", ""))
-    for t in (c.get("stuck") or [])[:4] if hang else []:
+    stuck = stuck_first(c.get("stuck") or []) if hang else []
+    for t in stuck[:STUCK_SHOWN]:
         out.append(f"  stuck: {t}")
+    if len(stuck) > STUCK_SHOWN:
+        out.append(f"  ... and {len(stuck) - STUCK_SHOWN} more stuck (./workbook check "
+                   f"--verbose shows every task)")
     if c.get("replay"):
         out.append(f"replay: {c['replay']}")
     elif replay_cmd:

@@ -212,11 +212,13 @@ static void note_cpu3_done(struct barrier_caller *bc)
 static void marker_before_count(void *arg)
 {
 	static struct barrier_caller bc;
+	long sends;
 
 	(void)arg;
 	lab6_begin();
 	queue_ready_held(2, ready, 3);
 	start_slow_on(3, &cpu3_running);
+	sends = sim_point_passes(SMP_CALL_SEND_POINT);
 	sim_hold_point(SMP_CALL_RETURN_POINT);
 	start_barrier(&bc, 0, note_cpu3_done);
 	expect_waiting(&bc, "CPU 2's and CPU 3's callbacks, queued before it, had not run "
@@ -227,6 +229,13 @@ static void marker_before_count(void *arg)
 	trace_mark("the barrier's caller goes on");
 	sim_release_point(SMP_CALL_RETURN_POINT);
 	sim_run_until_idle();
+	/* Two cross-calls, to CPUs 2 and 3, whatever the count: with one, CPU 3
+	 * was skipped, and the count is not the cause. */
+	if (sim_point_passes(SMP_CALL_SEND_POINT) - sends < 2)
+		expect_waiting(&bc, "CPU 3's callback, queued before it, was still running, and "
+			       "it sent CPU 3 no cross-call: CPU 3 looked empty while its callback "
+			       "ran. ->len counts a callback until it has been invoked (TODO 3: "
+			       "when ->len drops; TODO 7: the skip)");
 	expect_waiting(&bc, "CPU 3's callback, queued before it, was still running: its count "
 		       "reached zero when CPU 2's marker ran, before the barrier had counted that "
 		       "marker (its caller was stopped the moment the cross-call returned, as "
