@@ -383,11 +383,10 @@ static void hung_report_locked(struct task_struct *t, const char *how)
 
 	if (k)
 		sim_bug_locked(k->file ? k->file : "?", k->line,
-			       "hung task: %s (pid %d) waited in kthread_stop(%s) %s: %s never "
-			       "returned from its thread function, although kthread_should_stop() "
-			       "has been true since, and it is still %s%s (does its loop end "
-			       "when kthread_should_stop(), and does each of its waits wake for "
-			       "it?)",
+			       "hung task: %s (pid %d) waited in kthread_stop(%s) %s: %s has not "
+			       "returned from its thread function since kthread_should_stop() "
+			       "became true; it is still %s%s (a loop that does not end when "
+			       "kthread_should_stop(), or a wait that never ends, here)",
 			       t->comm, t->pid, k->comm, how, k->comm,
 			       k->state == TS_BLOCKED ? "asleep in " : "running",
 			       k->state == TS_BLOCKED && k->blocked_on ? k->blocked_on : "");

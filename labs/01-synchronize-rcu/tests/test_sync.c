@@ -48,8 +48,18 @@ static void waits_for_reader(void *arg)
 		  "seed %llu: synchronize_rcu() (called on CPU %d) returned while a reader that "
 		  "began before it was still inside its critical section on CPU %d (TODO 3: "
 		  "wait until every CPU has passed a quiescent state)", SEED, ucpu, rcpu);
-	/* Ticks are interrupts, not quiescent states. */
+	/* Ticks everywhere but on the reader's CPU first: a synchronize_rcu()
+	 * that returns then never waited for that CPU at all. */
+	sim_hold_irqs(rcpu);
 	sim_advance_jiffies(3);
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(u.done),
+		  "seed %llu: synchronize_rcu() on CPU %d returned once the other CPUs had "
+		  "taken a few ticks, while the reader was still inside on CPU %d, which had "
+		  "taken nothing: it did not wait for CPU %d (TODO 3: every CPU but the "
+		  "caller's must pass a quiescent state or be idle)", SEED, ucpu, rcpu, rcpu);
+	/* Then ticks on the reader's CPU: interrupts, not quiescent states. */
+	sim_release_irqs(rcpu);
 	sim_run_until_idle();
 	cr_assert(!READ_ONCE(u.done),
 		  "seed %llu: synchronize_rcu() on CPU %d returned after a few ticks, with the "
@@ -273,7 +283,8 @@ static void two_callers(void *arg)
 		  "when the first one's grace period ended, while a reader that began before "
 		  "the second call (CPU 3, idle when the first began) was still inside: each "
 		  "caller needs a grace period that begins after its own call (TODO 3: state "
-		  "shared between callers)", SEED);
+		  "shared between callers?) and covers every CPU (if "
+		  "sync/waits_for_preexisting_reader fails too, start there)", SEED);
 	sim_release_point("late-reader");
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(b.done), "seed %llu: the second synchronize_rcu() caller still "
