@@ -40,6 +40,7 @@ def cmd_setup(a):
     ok, out = configure(bdir, "labs", "own")
     if not ok:
         raise Fail(f"cmake failed: {first_error(out)}", 1)
+    link_compile_commands(bdir)
     r = subprocess.run(["ninja", "-C", bdir, "-k", "0"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode:
@@ -47,6 +48,22 @@ def cmd_setup(a):
     else:
         say(f"built in {os.path.relpath(bdir, ROOT)}/. Next: ./workbook status")
     return 0
+
+
+def link_compile_commands(bdir):
+    """compile_commands.json at the top, a link to BDIR's: clangd and other
+    editors find the build's flags there (the kernel headers of common/include,
+    the lab's own folder). A file of that name that is not such a link is the
+    user's: left alone, and said so."""
+    top = os.path.join(ROOT, "compile_commands.json")
+    rel = os.path.relpath(os.path.join(bdir, "compile_commands.json"), ROOT)
+    if os.path.islink(top) and os.readlink(top) == rel:
+        return
+    if os.path.lexists(top):
+        say(f"compile_commands.json exists and is not a link to {rel}: left as it is")
+        return
+    os.symlink(rel, top)
+    say(f"compile_commands.json -> {rel} (for clangd and other editors)")
 
 
 def cmd_bench(a):
