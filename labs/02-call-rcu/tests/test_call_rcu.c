@@ -218,7 +218,10 @@ static void scenario_gp_after_queueing(void *arg)
 			       "that grace period started, but before call_rcu(B)) was "
 			       "still inside. A callback queued during a grace period "
 			       "joined it (look at the segment call_rcu() queues on, "
-			       "TODO 3, and when it moves, TODO 4)"
+			       "TODO 3, and when it moves, TODO 4; or at where "
+			       "rcu_next's tail points once it has been spliced, "
+			       "TODO 2: a tail left behind links the next callback "
+			       "into the list it was spliced to)"
 			     : "callback A was not invoked");
 	cr_assert(!reader_saw_poison,
 		  "seed %llu: reader B found its object freed under it", seed());
@@ -836,7 +839,8 @@ static bool irq_at_access_on(int cpu, long k)
 		     "call_rcu() while a task there queued a callback too: %d of the 2 "
 		     "callbacks ran: the interrupt came inside a section of rcu_cb_lock, or of "
 		     "the queue, that interrupts could still enter (call_rcu(), TODO 3; the "
-		     "kthread's helpers, TODOs 4, 5)", cpu, k, nr_reclaimed);
+		     "kthread's helpers, TODOs 4, 5), or a list helper left a tail pointing "
+		     "into another list (TODOs 1, 2)", cpu, k, nr_reclaimed);
 	rcu_callbacks_exit();
 	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 	return true;

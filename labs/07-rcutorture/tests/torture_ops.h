@@ -109,9 +109,13 @@ void torture_expect_clean_parallel(const struct rcu_torture_ops *ops);
  * deterministic mode: every seed's run must report an error.
  * torture_expect_caught_parallel() - on real threads: an error within a few
  * longer runs.
+ * torture_expect_caught_at_cleanup() - as torture_expect_caught(), with no
+ * barrier rounds: only the cleanup's last look at what is still in flight
+ * can see the bug, and the report must not say SUCCESS after it.
  */
 void torture_expect_caught(const struct broken_flavour *f);
 void torture_expect_caught_parallel(const struct broken_flavour *f);
+void torture_expect_caught_at_cleanup(const struct broken_flavour *f);
 
 /*
  * TORTURE_CATCHES() - declare the test @suite/@name: the torture must

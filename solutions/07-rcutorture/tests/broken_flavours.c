@@ -148,7 +148,14 @@ static const struct broken_flavour unprotected_reader_flavour = {
 TORTURE_CATCHES(catches, early_grace_period, "synchronize_rcu() returning early")
 TORTURE_CATCHES(catches, early_callback, "callbacks invoked before their grace period")
 TORTURE_CATCHES(catches, barrier_misses_cpu, "an rcu_barrier() that waits for its own CPU only")
-TORTURE_CATCHES(catches, lost_callback, "call_rcu() losing callbacks")
+/* Lost callbacks: seen by the barrier rounds, and, with none, by the cleanup alone. */
+SIM_TEST(catches, lost_callback, .timeout = 120,
+	 .description = "the torture catches call_rcu() losing callbacks, with barrier rounds "
+			"and, at its cleanup, without")
+{
+	torture_expect_caught(&lost_callback_flavour);
+	torture_expect_caught_at_cleanup(&lost_callback_flavour);
+}
 TORTURE_CATCHES(catches, unprotected_reader, "a read side that does not hold off grace periods")
 
 /*
