@@ -15,6 +15,8 @@
 #include <linux/compiler.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <sim/test.h>
 #include "torture_ops.h"
 
@@ -53,7 +55,72 @@ static const struct broken_flavour early_callback_flavour = {
 	.bug = "every fourth call_rcu() invokes its callback at once",
 };
 
-/* ---- a barrier that covers only its own CPU (lab 3's, on per-CPU queues) ---- */
+/*
+ * ---- a barrier that covers only its own CPU (lab 3's), on an RCU whose
+ * callbacks wait per CPU for a batch (as lazy callbacks do in Linux): a
+ * CPU's callbacks go to call_rcu() when LAZY_CPU_BATCH of them wait there,
+ * or when a barrier is called on that CPU. So the callbacks the barrier
+ * misses are still waiting when it returns, on every seed and whatever
+ * order a torture queues them in: the bug shows in the first round ----
+ */
+#define LAZY_CPU_BATCH 16
+
+static spinlock_t own_cpu_lock;
+static struct rcu_head *own_cpu_waiting[NR_CPUS];
+static int own_cpu_len[NR_CPUS];
+
+static void own_cpu_init(void)
+{
+	spin_lock_init(&own_cpu_lock);
+	for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+		own_cpu_waiting[cpu] = NULL;
+		own_cpu_len[cpu] = 0;
+	}
+	rcu_callbacks_init();
+}
+
+/* Hand @cpu's waiting callbacks to call_rcu() (in the order queued). */
+static void own_cpu_flush(int cpu)
+{
+	struct rcu_head *h, *rev = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&own_cpu_lock, flags);
+	h = own_cpu_waiting[cpu];
+	own_cpu_waiting[cpu] = NULL;
+	own_cpu_len[cpu] = 0;
+	spin_unlock_irqrestore(&own_cpu_lock, flags);
+	while (h) {                     /* the list is newest first: reverse it */
+		struct rcu_head *next = h->next;
+
+		h->next = rev;
+		rev = h;
+		h = next;
+	}
+	while (rev) {
+		struct rcu_head *next = rev->next;
+
+		call_rcu(rev, rev->func);
+		rev = next;
+	}
+}
+
+static void own_cpu_call(struct rcu_head *head, rcu_callback_t func)
+{
+	unsigned long flags;
+	int cpu;
+	bool full;
+
+	head->func = func;
+	spin_lock_irqsave(&own_cpu_lock, flags);
+	cpu = smp_processor_id();
+	head->next = own_cpu_waiting[cpu];
+	own_cpu_waiting[cpu] = head;
+	full = ++own_cpu_len[cpu] >= LAZY_CPU_BATCH;
+	spin_unlock_irqrestore(&own_cpu_lock, flags);
+	if (full)
+		own_cpu_flush(cpu);
+}
 
 struct own_cpu_marker {
 	struct rcu_head rh;
@@ -65,18 +132,34 @@ static void own_cpu_marker_cb(struct rcu_head *rh)
 	WRITE_ONCE(container_of(rh, struct own_cpu_marker, rh)->done, 1);
 }
 
+/* The bug: this CPU's callbacks are flushed and waited for; no other CPU's. */
 static void own_cpu_barrier(void)
 {
 	struct own_cpu_marker m = { .done = 0 };
 
+	own_cpu_flush(smp_processor_id());
 	call_rcu(&m.rh, own_cpu_marker_cb);
 	while (!READ_ONCE(m.done))
 		schedule();
 }
 
+/* After the run: every CPU's waiting callbacks run (and those they queue). */
+static void own_cpu_exit(void)
+{
+	for (int i = 0; i <= TORTURE_PIPE_LEN; i++) {
+		for (int cpu = 0; cpu < NR_CPUS; cpu++)
+			own_cpu_flush(cpu);
+		rcu_barrier();
+	}
+	torture_ref_cb_exit();
+}
+
 static const struct broken_flavour barrier_misses_cpu_flavour = {
-	.except = { .name = "barrier_misses_cpu", .cb_barrier = own_cpu_barrier },
-	.bug = "rcu_barrier() waits only for its own CPU's callbacks",
+	.except = { .name = "barrier_misses_cpu", .call = own_cpu_call,
+		    .cb_barrier = own_cpu_barrier, .cb_init = own_cpu_init,
+		    .cb_exit = own_cpu_exit },
+	.bug = "rcu_barrier() waits only for its own CPU's callbacks (which wait per CPU for a "
+	       "batch)",
 };
 
 /* ---- lost callbacks: every eighth is kept aside, never invoked in the run ---- */
