@@ -306,6 +306,12 @@ def next_step(lab, t, msgs, hint=True):
         about = sentences_about(h, n)
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
             (f"\n      hint: {about}" if about and hint else "")
+    # A failure that names other TODOs than the test's hint knows what it
+    # found (a reader's miscount met at the cleanup): its own words lead.
+    named = cited_todos(msgs[0]) if msgs else set()
+    if named and not named & cited_todos(h):
+        todos = ", ".join(map(str, sorted(named)))
+        return f"{t['name']} - its failure names TODO {todos}: start there"
     return f"{t['name']}" + (f" - hint: {h}" if h else "")
 
 

@@ -40,6 +40,13 @@ static void release_and_check(struct barrier_caller *bc, int nbc, const char *ho
 	for (int k = 0; k < NCPU; k++) {
 		int cpu = release_order[k];
 
+		for (int b = 0; b < nbc && k == 0; b++)
+			cr_assert(!READ_ONCE(bc[b].returned),
+				  "rcu_barrier() (called on CPU %d) returned while every CPU's "
+				  "marker still had to wait behind a callback that was running "
+				  "(queued %s): it waited for no marker at all (TODO 4: does it "
+				  "queue one on every CPU, and then wait for the completion the "
+				  "last one signals?)", bc[b].cpu, how);
 		for (int b = 0; b < nbc; b++)
 			cr_assert(!READ_ONCE(bc[b].returned),
 				  "rcu_barrier() (called on CPU %d) returned while the callback "

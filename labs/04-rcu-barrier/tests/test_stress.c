@@ -56,10 +56,12 @@ static void back_to_back(void *arg)
 	for (int i = 0; i < LOOPERS; i++)
 		kthread_stop(k[i]);
 	cr_assert_eq(sim_warn_count(), 0,
-		     "a warning: rcu_barrier() found its completion already completed -- an "
-		     "earlier barrier's count reached zero twice: two marker callbacks "
-		     "finishing together both saw zero and both called complete() (TODO 4, "
-		     "rcu_barrier_callback(): how it decrements and tests the count)");
+		     "a warning: rcu_barrier() found its completion already completed: an "
+		     "earlier barrier's completion was completed after that barrier had "
+		     "returned. Did it return without waiting for it (TODO 4: "
+		     "wait_for_completion())? Or did its count reach zero twice, two marker "
+		     "callbacks finishing together both seeing zero (TODO 4, "
+		     "rcu_barrier_callback(): how it decrements and tests the count)?");
 	for (int i = 0; i < LOOPERS; i++)
 		cr_assert_eq(loopers[i].early, 0,
 			     "rcu_barrier() on CPU %d returned %d time(s) before the callback its "

@@ -61,4 +61,13 @@ void call_srcu_on(int cpu, struct srcu_struct *ssp, struct rcu_head *rh, rcu_cal
 /* Let everything run, time included: @n jiffies, idle after each. */
 void settle(int n);
 
+/*
+ * cleanup_after_readers() - cleanup_srcu_struct(@ssp), once every reader
+ * the test started has left: first assert that @ssp's counts agree (each
+ * index's unlocks, summed over the CPUs, equal its locks), so that a
+ * reader's miscount is named as such, not met as cleanup_srcu_struct()'s
+ * own BUG_ON() (which would blame TODO 6).
+ */
+void cleanup_after_readers(struct srcu_struct *ssp);
+
 #endif

@@ -5,6 +5,7 @@
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <sim/sim.h>
+#include <sim/test.h>
 #include "lab5.h"
 
 static int reader_fn(void *arg)
@@ -88,4 +89,23 @@ void settle(int n)
 		sim_advance_jiffies(1);
 		sim_run_until_idle();
 	}
+}
+
+void cleanup_after_readers(struct srcu_struct *ssp)
+{
+	for (int idx = 0; idx < 2; idx++) {
+		unsigned long locks = 0, unlocks = 0;
+
+		for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+			locks += READ_ONCE(ssp->sda[cpu].srcu_lock_count[idx]);
+			unlocks += READ_ONCE(ssp->sda[cpu].srcu_unlock_count[idx]);
+		}
+		cr_assert_eq(locks, unlocks, "every reader this test started has left, yet the "
+			     "domain's counts say one is inside: index %d has %lu "
+			     "srcu_read_lock()s and %lu srcu_read_unlock()s, summed over the CPUs "
+			     "(cleanup_srcu_struct() would BUG here). Does srcu_read_unlock() count "
+			     "once, under the index its srcu_read_lock() returned (TODO 1)?",
+			     idx, locks, unlocks);
+	}
+	cleanup_srcu_struct(ssp);
 }

@@ -56,7 +56,7 @@ static void after_gp(void *arg)
 					  "queue is invoked oldest first (TODO 4)", cpu);
 		}
 	kthread_stop(x.task);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST(callbacks, run_after_grace_period_on_queuing_cpu_in_order)
@@ -88,7 +88,7 @@ static void irq_ss_start(void)
 
 static void irq_ss_stop(void)
 {
-	cleanup_srcu_struct(&irq_ss);
+	cleanup_after_readers(&irq_ss);
 }
 
 static void both_ran_once(struct irq_race *r, long k)
@@ -161,7 +161,7 @@ static void barrier_every_cpu(void *arg)
 		cr_assert(rec[cpu][0].times == 1, "srcu_barrier() returned before the callback "
 			  "queued on CPU %d had run (TODO 5)", cpu);
 	updater_reap(&b);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST(barrier, waits_for_callbacks_on_every_cpu, .timeout = 300)
@@ -227,7 +227,7 @@ static void barrier_count_before_markers(void *arg)
 	cr_assert(READ_ONCE(b.returned), "srcu_barrier() never returned after every callback "
 		  "had run (TODO 5)");
 	updater_reap(&b);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST(barrier, count_holds_until_every_marker_is_queued,
@@ -299,7 +299,7 @@ static void two_barriers_at_once(void *arg)
 	updater_reap(&a);
 	updater_reap(&b);
 	kthread_stop(probe);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST(barrier, two_at_once_each_waits,

@@ -59,7 +59,7 @@ SIM_TEST(read, counts_on_its_cpu_under_its_index)
 		  "CPU 3 for index 1): the grace period flips the index new readers take "
 		  "(TODO 3), and a reader counts under the index it took (TODO 1)",
 		  idx2, locks(3, 1), unlocks(3, 1));
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 /*
@@ -127,7 +127,7 @@ SIM_TEST(read, irq_reader_on_the_same_cpu_is_counted,
 				  "came before the interrupt and its store after. A count's "
 				  "read-modify-write runs with interrupts off (TODO 1)", k, idx, l, u);
 		}
-		cleanup_srcu_struct(&ss);
+		cleanup_after_readers(&ss);
 		sim_halt();
 		if (!irq_fired_inside)
 			break;
@@ -161,7 +161,7 @@ static void waits_for_sleeping(void *arg)
 		  "(TODO 1: does the unlock count under the index the reader took? TODO 2, 3)");
 	updater_reap(&u);
 	kthread_stop(r.task);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST_SEEDS(gp, waits_for_a_reader_that_sleeps, waits_for_sleeping)
@@ -191,7 +191,7 @@ static void reader_moves(void *arg)
 		  "counts of every CPU are summed, and the unlock counts under the index its "
 		  "lock returned, not the current one (TODO 1, 2)");
 	updater_reap(&u);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST_SEEDS(gp, waits_for_a_reader_that_ends_on_another_cpu, reader_moves)
@@ -226,7 +226,7 @@ static void ignores_new(void *arg)
 	updater_reap(&u);
 	kthread_stop(old.task);
 	kthread_stop(young.task);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }
 
 SIM_TEST_SEEDS(gp, does_not_wait_for_readers_that_begin_after_it, ignores_new)
@@ -264,8 +264,8 @@ static void two_domains(void *arg)
 		  "reader left (TODO 2, 3)");
 	updater_reap(&ua);
 	kthread_stop(r.task);
-	cleanup_srcu_struct(&ss_b);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss_b);
+	cleanup_after_readers(&ss);
 	ss.name = ss_b.name = NULL;
 }
 

@@ -74,5 +74,5 @@ SIM_TEST(module, unload_after_srcu_barrier_is_clean)
 		  "%ld had been invoked: srcu_barrier() in its exit must wait for every "
 		  "one of them, on every CPU (TODO 4, 5)", c.queued, 2 * nr_cpu_ids, c.invoked);
 	settle(2);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 }

@@ -66,7 +66,7 @@ static void end_run(struct reader *r, struct updater *u, int n)
 		updater_reap(&u[i]);
 	}
 	kthread_stop(r->task);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 	cr_assert_eq(sim_halt(), 0);
 }
 
@@ -141,7 +141,7 @@ static long lock_accesses(void)
 	n = sim_access_count(1) - before;
 	srcu_read_unlock(&ss, idx);
 	migrate_to_cpu(-1);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 	cr_assert_eq(sim_halt(), 0);
 	return n;
 }
@@ -343,7 +343,7 @@ static bool section_done_before_unlock(uint64_t seed, long k)
 	cr_assert(READ_ONCE(u.returned), "synchronize_srcu() never returned after the reader "
 		  "left (TODOs 1-3)");
 	updater_reap(&u);
-	cleanup_srcu_struct(&ss);
+	cleanup_after_readers(&ss);
 	cr_assert_eq(sim_halt(), 0);
 	cr_assert(!early, "seed %llu: synchronize_srcu() on CPU 0 returned while a store the "
 		  "reader on CPU 1 made inside its section was still in CPU 1's store buffer "
