@@ -5,7 +5,7 @@ import sys
 from .common import Fail, warn
 from .grade import cmd_grade
 from .handout import cmd_handout
-from .maint import cmd_bench, cmd_docs, cmd_selftest, cmd_setup
+from .maint import cmd_bench, cmd_docs, cmd_new_mutant, cmd_selftest, cmd_setup
 from .soak import cmd_soak
 from .starters import cmd_gen_starters
 from .student import cmd_check, cmd_hint, cmd_status, cmd_watch
@@ -51,6 +51,10 @@ Maintainers
                               (CTest --repeat until-fail): flaky tests show up here
   gen-starters [--check] [--force] [LAB...]
                               derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
+  new-mutant LAB NAME --from FILE --description TEXT
+                              FILE, an edited copy of one of the lab's solution files, becomes
+                              solutions/NN/mutants/NAME.patch with the tests that catch it
+                              (refused when none does)
 Readers
   docs [--instructor] [--out DIR]
                               the generated docs (student edition, or with solutions and answers)
@@ -123,6 +127,11 @@ def main(argv):
     s.add_argument("--runs", type=int, default=20)
     s.add_argument("--modes", default="deterministic,pct,parallel")
     s.add_argument("labs", nargs="*")
+    s = sub.add_parser("new-mutant")
+    s.add_argument("lab")
+    s.add_argument("name")
+    s.add_argument("--from", dest="from_file", required=True)
+    s.add_argument("--description", required=True)
     s = sub.add_parser("gen-starters")
     s.add_argument("--check", action="store_true")
     s.add_argument("--force", action="store_true")
@@ -143,7 +152,8 @@ def main(argv):
         fn = {"setup": cmd_setup, "status": cmd_status, "check": cmd_check, "hint": cmd_hint,
               "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
               "handout": cmd_handout, "gen-starters": cmd_gen_starters,
-              "bench": cmd_bench, "docs": cmd_docs, "soak": cmd_soak}[a.cmd]
+              "bench": cmd_bench, "docs": cmd_docs, "soak": cmd_soak,
+              "new-mutant": cmd_new_mutant}[a.cmd]
         return fn(a)
     except Fail as e:
         warn(str(e))

@@ -4,8 +4,11 @@ import shutil
 import subprocess
 import sys
 
-from .build import check_deps, configure, first_error
-from .common import Fail, ROOT, say
+from . import mutants
+from .build import build, check_deps, configure, first_error
+from .common import Fail, JOBS, ROOT, SOLUTIONS, say
+from .manifest import find_lab
+from .run import exe_path, run_tests
 
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
@@ -64,6 +67,41 @@ def link_compile_commands(bdir):
         return
     os.symlink(rel, top)
     say(f"compile_commands.json -> {rel} (for clangd and other editors)")
+
+
+def cmd_new_mutant(a):
+    """new-mutant LAB NAME --from FILE --description TEXT: the mutant that an
+    edited copy of a solution file is, with the tests that catch it (run
+    here, on a copy of solutions/ in build-wb-new-mutant/)."""
+    lab = find_lab(a.lab)
+    edited = os.path.abspath(a.from_file)
+    if not os.path.isfile(edited):
+        raise Fail(f"--from {a.from_file}: no such file (an edited copy of a file of "
+                   f"solutions/{lab.name}/)")
+    bdir = os.path.join(ROOT, "build-wb-new-mutant")
+    src = os.path.join(bdir, "impl")
+
+    def killers(rel):
+        if os.path.isdir(src):
+            shutil.rmtree(src)
+        shutil.copytree(SOLUTIONS, src, ignore=shutil.ignore_patterns("mutants"))
+        shutil.copyfile(edited, os.path.join(src, lab.name, rel))
+        ok, out = configure(bdir, src, "solutions", extra=["-DWORKBOOK_DISCOVER_TESTS=OFF"])
+        if not ok:
+            raise Fail(f"cmake failed: {first_error(out)}", 1)
+        ok, err, _ = build(bdir, [lab.target], src)
+        if not ok:
+            raise Fail(f"the mutant does not compile: {err}", 1)
+        say(f"running {lab.name}'s {len(lab.names())} tests on it...")
+        res, _ = run_tests(exe_path(bdir, lab), lab.names(),
+                           os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS)
+        return [n for n in lab.names() if not res[n][0]]
+
+    killed = mutants.add(lab, a.name, a.description, edited, killers)
+    lost = sum(t["points"] for t in lab.tests if t["name"] in killed)
+    say(f"solutions/{lab.name}/mutants/{a.name}.patch: caught by {', '.join(killed)} "
+        f"(loses {lost} points); listed in its index.json. The selftest proves it from now on")
+    return 0
 
 
 def cmd_bench(a):

@@ -7,6 +7,7 @@ solutions/NN-*/mutants/index.json ([{name, description, killed_by}]). Mutants
 live under solutions/ only, so a handout (which has no solutions/) never
 holds one. They are applied to a copy, never to solutions/ itself.
 """
+import json
 import os
 import re
 import subprocess
@@ -75,3 +76,58 @@ def apply(mu, copy):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        stdin=subprocess.DEVNULL)
     return r.stdout.strip().replace("\n", " | ") if r.returncode else ""
+
+
+NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+def patch_text(lab, name, description, killed_by, rel, edited):
+    """The patch file for mutant NAME: its header lines and the unified diff
+    of solutions/LAB/REL against the file EDITED; None when they are equal."""
+    orig = os.path.join(SOLUTIONS, lab.name, rel)
+    r = subprocess.run(["diff", "-U3", "--label", f"a/{rel}", "--label", f"b/{rel}", orig,
+                        edited], stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    if r.returncode == 0:
+        return None
+    if r.returncode != 1:
+        raise Fail(f"diff {orig} {edited} failed")
+    return (f"mutant {name}: {description}\nkilled by: {', '.join(killed_by)}\n\n"
+            f"diff --git a/{rel} b/{rel}\n" + r.stdout)
+
+
+def add(lab, name, description, edited, killers):
+    """Write mutant NAME of LAB (solutions/NN/mutants/NAME.patch, from the
+    edited copy EDITED of one of the lab's files) and list it in index.json
+    with KILLERS(REL, the lab file it changes) -> the tests that fail, which
+    must not be empty:
+    a mistake no test sees is a missing test, not a mutant. Nothing is
+    written unless every check passed."""
+    d = os.path.join(SOLUTIONS, lab.name, "mutants")
+    rels = [f for f in lab.files if os.path.basename(f) == os.path.basename(edited)]
+    rel = rels[0] if len(rels) == 1 else os.path.basename(edited)
+    if not NAME_RE.fullmatch(name):
+        raise Fail(f"mutant name '{name}': use lower case letters, digits, _ and - "
+                   f"(e.g. count_starts_at_zero)")
+    if rel not in lab.files:
+        raise Fail(f"{edited}: name it as the solution file it changes "
+                   f"({', '.join(lab.files)})")
+    if os.path.exists(os.path.join(d, name + ".patch")):
+        raise Fail(f"{lab.name} already has a mutant {name}: choose another name")
+    if not description.strip():
+        raise Fail("--description: say in one sentence what the mistake is")
+    probe = patch_text(lab, name, description, [], rel, edited)
+    if probe is None:
+        raise Fail(f"{edited} is the same as solutions/{lab.name}/{rel}: edit the copy first")
+    killed_by = killers(rel)
+    if not killed_by:
+        raise Fail(f"mutant {name} survives every test of {lab.name}: no test sees this "
+                   f"mistake. Write the test that does first, then add the mutant", 1)
+    os.makedirs(d, exist_ok=True)
+    index = os.path.join(d, "index.json")
+    entries = read_json(index) if os.path.isfile(index) else []
+    entries.append({"name": name, "description": description, "killed_by": killed_by})
+    with open(os.path.join(d, name + ".patch"), "w") as f:
+        f.write(patch_text(lab, name, description, killed_by, rel, edited))
+    with open(index, "w") as f:
+        f.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+    return killed_by
