@@ -43,9 +43,10 @@ Instructors
   handout OUT [--release LAB...]
                               the student distribution (no solutions/, quiz answers, mutants)
 Maintainers
-  selftest [--quick]          prove the workbook: solutions pass, starters fail, mutants caught,
+  selftest [--quick] [LAB...] prove the workbook: solutions pass, starters fail, mutants caught,
                               starters generated, valgrind, asan and tsan clean (not with --quick),
-                              docs build (CI runs this)
+                              docs build (CI runs this); LAB...: only those labs and the ones
+                              they build on (no grading containment, no docs)
   soak [--runs N] [--modes deterministic,pct,parallel] [LAB...]
                               the solutions' tests N times each (default 20) in each mode
                               (CTest --repeat until-fail): flaky tests show up here
@@ -102,6 +103,7 @@ def main(argv):
     s.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     s = sub.add_parser("selftest")
     s.add_argument("--quick", action="store_true")
+    s.add_argument("labs", nargs="*")
     s = sub.add_parser("grade")
     s.add_argument("--impl")
     s.add_argument("--prior", choices=["own", "solutions"], default="own")

@@ -141,4 +141,4 @@ def cmd_docs(a):
 
 def cmd_selftest(a):
     import selftest
-    return selftest.run(quick=a.quick)
+    return selftest.run(quick=a.quick, only=a.labs)
