@@ -298,8 +298,8 @@ def sentences_about(text, n):
 
 
 def next_step(lab, t, msgs, hint=True):
-    """The line that says what to do about failing test T (and, with HINT, the
-    hint's words about the TODO it blames)."""
+    """The line that says what to do about failing test T: with HINT (check),
+    the hint's words too; without (status), only where to look."""
     n, where = blamed_todo(lab, msgs)
     h = t.get("hint") or (lab.hints[0] if lab.hints else "")
     if n is not None:
@@ -312,6 +312,11 @@ def next_step(lab, t, msgs, hint=True):
     if named and not named & cited_todos(h):
         todos = ", ".join(map(str, sorted(named)))
         return f"{t['name']} - its failure names TODO {todos}: start there"
+    if not hint:
+        # status: where to look, not the fix; the hint waits for check, after
+        # the student has met the failure.
+        todos = ", ".join(map(str, sorted(cited_todos(h))))
+        return f"{t['name']}" + (f" - look at TODO {todos}" if todos else "")
     return f"{t['name']}" + (f" - hint: {h}" if h else "")
 
 
