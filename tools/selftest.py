@@ -47,7 +47,6 @@ from workbook import build, manifest, mutants, reports, run as wbrun, sandbox
 from workbook.handout import without_hidden_tests
 from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, find_lab, hint_call_problems
-from workbook.student import builds_on
 from workbook.starters import starter_diffs
 
 
@@ -564,7 +563,7 @@ def selected_labs(only):
     want = {find_lab(a, labs).name for a in only}
     grew = True
     while grew:
-        more = {u for l in labs if l.name in want for u in builds_on(l)}
+        more = {u for l in labs if l.name in want for u in l.builds_on()}
         grew = not more <= want
         want |= more
     return [l for l in labs if l.name in want]

@@ -360,18 +360,19 @@ static struct task_struct *poller_locked(void)
 }
 
 /*
- * A task blocked for good. When it waits in kthread_stop(), the task at
+ * A task blocked for good. When a task polls meanwhile (a wait written as a
+ * cpu_relax() loop), the poller is the likeliest cause, the kthread that
+ * kthread_stop() waits for included: it holds its CPU, so whatever it waits
+ * for and whatever needs that CPU may never come. The report stands at its
+ * loop. Else, when the blocked task waits in kthread_stop(), the task at
  * fault is the kthread that does not return: the report stands at that
- * kthread's last scheduling point, not at the kthread_stop() call. When
- * another task polls meanwhile (a wait written as a cpu_relax() loop), the
- * poller is the likelier cause: it holds its CPU, so whatever it waits for
- * and whatever needs that CPU may never come. The report stands at its loop.
+ * kthread's last scheduling point, not at the kthread_stop() call.
  */
 static void hung_report_locked(struct task_struct *t, const char *how)
 {
 	struct task_struct *k = stopping_for_locked(t), *p = poller_locked();
 
-	if (!k && p)
+	if (p)
 		sim_bug_locked(p->file ? p->file : "?", p->line,
 			       "hung task: %s (pid %d) blocked in %s %s while %s (pid %d) polled: "
 			       "%ld cpu_relax() calls on CPU %d without sleeping once. A task that "

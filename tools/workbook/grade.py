@@ -110,8 +110,7 @@ def stage_prior(slot, labs):
         shutil.rmtree(slot.prior_dir)
     # What a lab builds from an earlier lab: the labs it uses and the labs
     # whose modules it loads (lab 4 builds lab 3's module/mymod.c).
-    used = {u for lab in labs for u in lab.uses} | \
-        {m["lab"] for lab in labs for m in lab.modules if m.get("lab", lab.name) != lab.name}
+    used = {u for lab in labs for u in lab.builds_on()}
     for lab in labs:
         hidden = os.path.join(SOLUTIONS, lab.name, "tests")
         if os.path.isdir(hidden):

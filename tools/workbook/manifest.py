@@ -269,6 +269,12 @@ class Lab:
                 return t
         return None
 
+    def builds_on(self):
+        """The earlier labs this lab's tests run: those it links ("uses") and
+        those whose modules it loads ("modules" with a "lab")."""
+        return self.uses + [m["lab"] for m in self.modules
+                            if m.get("lab", self.name) not in self.uses + [self.name]]
+
     def names(self):
         """The lab's graded tests (suite/name), in the manifest's order."""
         return [t["name"] for t in self.tests]

@@ -17,7 +17,7 @@ from .run import exe_path, list_tests, read_log, run_tests, score_lab
 
 def released_solutions(labs):
     """The labs among LABS (and the labs they use) whose solutions/ this copy holds."""
-    names = {n for l in labs for n in [l.name] + builds_on(l)}
+    names = {n for l in labs for n in [l.name] + l.builds_on()}
     return sorted(n for n in names if os.path.isdir(os.path.join(SOLUTIONS, n)))
 
 
@@ -29,7 +29,7 @@ def prior_words(labs, prior):
         raise Fail("--prior solutions: this copy holds no solutions/ (none released yet); "
                    "without --prior your own earlier labs are used")
     rel = released_solutions(labs)
-    uses = sorted({n for l in labs for n in builds_on(l)})
+    uses = sorted({n for l in labs for n in l.builds_on()})
     missing = [n for n in uses if n not in rel]
     return ("earlier labs from solutions/" if not missing else
             f"earlier labs from solutions/ where released ({', '.join(rel) or 'none'}), "
@@ -133,18 +133,13 @@ def run_lab(bdir, lab, only_test=None, echo=False, names=None, prior="own"):
     return keep_prior(res, prior), "", logs
 
 
-def builds_on(lab):
-    """The earlier labs LAB's tests run: those it links and those whose modules it loads."""
-    return lab.uses + [m["lab"] for m in lab.modules if "lab" in m and m["lab"] not in lab.uses]
-
-
 def unfinished_uses(bdir, lab, prior):
     """The earlier labs LAB builds on that are the student's own here and do
     not pass every test yet: [(lab, tests failing or None when it does not
     build, tests)]. Their results are status's (cached), else a fresh run."""
     released = set(released_solutions([lab])) if prior == "solutions" else set()
     out = []
-    for name in builds_on(lab):
+    for name in lab.builds_on():
         if name in released:
             continue
         u = find_lab(name)
@@ -169,7 +164,7 @@ def uses_note(lab, unfinished):
 
 def reference_offer(lab):
     """How to build LAB on the released reference of what it uses, or ''."""
-    if not set(builds_on(lab)) & set(released_solutions([lab])):
+    if not set(lab.builds_on()) & set(released_solutions([lab])):
         return ""
     return f", or build on the released reference: ./workbook check {lab.name} --prior solutions"
 
