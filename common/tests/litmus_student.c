@@ -12,6 +12,7 @@
  * shape, not its data races, is what is under test.
  */
 #include <linux/compiler.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include "litmus_student.h"
 
@@ -135,3 +136,53 @@ void Z6_lockmb_P1(struct lt_vars *lt, long *r)
 }
 
 void Z6_mb_P2(struct lt_vars *lt, long *r) { W(z, 2); smp_mb(); r[0] = R(x); }
+
+/*
+ * ---- RCU (Documentation/litmus-tests/rcu/ in Linux) -----------------------
+ * The grace-period guarantee: a read-side section cannot span a grace
+ * period. rcu_read_lock() and synchronize_rcu() are test_litmus.c's toy RCU.
+ */
+void RCU_free_P0(struct lt_vars *lt, long *r)
+{
+	long *q;
+
+	rcu_read_lock();
+	q = READ_ONCE(lt->p);           /* rcu_dereference() */
+	r[0] = (long)q;
+	r[1] = READ_ONCE(*q);
+	rcu_read_unlock();
+}
+
+void RCU_free_P1(struct lt_vars *lt, long *r)
+{
+	(void)r;
+	REL(p, &lt->z);                  /* rcu_assign_pointer() */
+	synchronize_rcu();
+	W(x, 0);
+}
+
+/* The same without its grace period: the free may come first. */
+void RCU_nosync_free_P1(struct lt_vars *lt, long *r)
+{
+	(void)r;
+	REL(p, &lt->z);
+	W(x, 0);
+}
+
+void RCU_read_P0(struct lt_vars *lt, long *r)
+{
+	(void)r;
+	rcu_read_lock();
+	W(x, 1);
+	W(y, 1);
+	rcu_read_unlock();
+}
+
+void RCU_read_P1(struct lt_vars *lt, long *r)
+{
+	r[0] = R(x);
+	synchronize_rcu();
+	r[1] = R(y);
+}
+
+void RCU_nosync_read_P1(struct lt_vars *lt, long *r) { r[0] = R(x); r[1] = R(y); }

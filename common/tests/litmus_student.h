@@ -9,7 +9,10 @@
 
 #include <linux/spinlock.h>
 
-/** The shared variables of one litmus test, all 0 at its start but p (&y). */
+/**
+ * The shared variables of one litmus test, all 0 at its start but p (&y),
+ * unless the test gives its own initial state.
+ */
 struct lt_vars {
 	long x, y, z;
 	long *p;
@@ -32,7 +35,9 @@ typedef void (*lt_proc)(struct lt_vars *lt, long *r);
 	X(X1_P0) X(Y1_P0) X(IRIW_po_P1) X(IRIW_po_P3) X(IRIW_mb_P1) X(IRIW_mb_P3) \
 	X(WRC_po_P1) X(WRC_rel_P1) X(WRC_po_P2) X(WRC_rmb_P2) \
 	X(ISA2_po_P1) X(ISA2_po_P2) X(ISA2_lock_P0) X(ISA2_lock_P1) X(ISA2_mb_P2) \
-	X(ISA2_acqrel_P1) X(ISA2_acq_P2) X(Z6_lockmb_P1) X(Z6_mb_P2)
+	X(ISA2_acqrel_P1) X(ISA2_acq_P2) X(Z6_lockmb_P1) X(Z6_mb_P2) \
+	X(RCU_free_P0) X(RCU_free_P1) X(RCU_nosync_free_P1) X(RCU_read_P0) X(RCU_read_P1) \
+	X(RCU_nosync_read_P1)
 
 #define LT_DECLARE(f) void f(struct lt_vars *lt, long *r);
 LT_PROCS(LT_DECLARE)

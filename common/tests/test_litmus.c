@@ -12,13 +12,18 @@
  * Never here), the table says why.
  *
  * The tests and their LKMM verdicts are facts from Linux's
- * tools/memory-model/litmus-tests/ (each file's "Result:" line); the
- * encodings are this workbook's (litmus_student.c).
+ * tools/memory-model/litmus-tests/ and Documentation/litmus-tests/rcu/
+ * (each file's "Result:" line); the encodings are this workbook's
+ * (litmus_student.c), and so are the two +nosync controls.
  */
+/* this file defines the toy synchronize_rcu(): no test macro over its name */
+#define SIM_NO_RETURN_MARKS
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kthread.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <valgrind/valgrind.h>
 #include <sim/test.h>
 #include "litmus_student.h"
@@ -47,67 +52,114 @@ struct litmus {
 	const char *exists;          /* "1:r0=1 /\ 1:r1=0 /\ x=2"; values: numbers, or x, y, z (their address) */
 	bool lkmm_sometimes;         /* LKMM's verdict */
 	enum lt_why here;            /* SAME, or why this kernel says Never */
+	void (*init)(struct lt_vars *v);   /* the initial state, when not all 0 */
 };
 
 #define NEVER false
 #define SOMETIMES true
 
+/* RCU+sync+free's initial state: x = 1, y = &x, z = 1 (y is p here). */
+static void rcu_free_init(struct lt_vars *v)
+{
+	v->x = 1;
+	v->z = 1;
+	v->p = &v->x;
+}
+
 static const struct litmus tests[] = {
-	{ "CoRR+poonceonce+Once", { CoRR_P0, CoRR_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
-	{ "CoRW+poonceonce+Once", { CoRW_P0, CoRW_P1 }, "x=2 /\\ 0:r0=2", NEVER, SAME },
-	{ "CoWR+poonceonce+Once", { CoWR_P0, CoWR_P1 }, "x=1 /\\ 0:r0=2", NEVER, SAME },
-	{ "CoWW+poonceonce", { CoWW_P0 }, "x=1", NEVER, SAME },
+	{ "CoRR+poonceonce+Once", { CoRR_P0, CoRR_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
+	{ "CoRW+poonceonce+Once", { CoRW_P0, CoRW_P1 }, "x=2 /\\ 0:r0=2", NEVER, SAME, NULL },
+	{ "CoWR+poonceonce+Once", { CoWR_P0, CoWR_P1 }, "x=1 /\\ 0:r0=2", NEVER, SAME, NULL },
+	{ "CoWW+poonceonce", { CoWW_P0 }, "x=1", NEVER, SAME, NULL },
 	{ "IRIW+fencembonceonces+OnceOnce", { X1_P0, IRIW_mb_P1, Y1_P0, IRIW_mb_P3 },
-	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", NEVER, SAME },
+	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", NEVER, SAME, NULL },
 	{ "IRIW+poonceonces+OnceOnce", { X1_P0, IRIW_po_P1, Y1_P0, IRIW_po_P3 },
-	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", SOMETIMES, SAME },
+	  "1:r0=1 /\\ 1:r1=0 /\\ 3:r0=1 /\\ 3:r1=0", SOMETIMES, SAME, NULL },
 	{ "ISA2+pooncelock+pooncelock+pombonce", { ISA2_lock_P0, ISA2_lock_P1, ISA2_mb_P2 },
-	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME, NULL },
 	{ "ISA2+poonceonces", { MP_po_P0, ISA2_po_P1, ISA2_po_P2 },
-	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, SAME },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, SAME, NULL },
 	{ "ISA2+pooncerelease+poacquirerelease+poacquireonce",
-	  { MP_rel_P0, ISA2_acqrel_P1, ISA2_acq_P2 }, "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	  { MP_rel_P0, ISA2_acqrel_P1, ISA2_acq_P2 }, "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME, NULL },
 	{ "LB+fencembonceonce+ctrlonceonce", { LB_ctrl_P0, LB_mb_P1 }, "0:r0=1 /\\ 1:r0=1",
-	  NEVER, SAME },
+	  NEVER, SAME, NULL },
 	{ "LB+poacquireonce+pooncerelease", { LB_rel_P0, LB_acq_P1 }, "0:r0=1 /\\ 1:r0=1",
-	  NEVER, SAME },
+	  NEVER, SAME, NULL },
 	{ "LB+unlocklockonceonce+poacquireonce", { LB_unlocklock_P0, LB_acq_P1 },
-	  "0:r0=1 /\\ 1:r0=1", NEVER, SAME },
-	{ "LB+poonceonces", { LB_po_P0, LB_po_P1 }, "0:r0=1 /\\ 1:r0=1", SOMETIMES, NO_LB },
+	  "0:r0=1 /\\ 1:r0=1", NEVER, SAME, NULL },
+	{ "LB+poonceonces", { LB_po_P0, LB_po_P1 }, "0:r0=1 /\\ 1:r0=1", SOMETIMES, NO_LB, NULL },
 	{ "MP+fencewmbonceonce+fencermbonceonce", { MP_wmb_P0, MP_rmb_P1 },
-	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
 	{ "MP+onceassign+derefonce", { MP_assign_P0, MP_deref_P1 }, "1:r0=x /\\ 1:r1=0",
-	  NEVER, SAME },
-	{ "MP+polocks", { MP_locks_P0, MP_locks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
-	{ "MP+poonceonces", { MP_po_P0, MP_po_P1 }, "1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME },
+	  NEVER, SAME, NULL },
+	{ "MP+polocks", { MP_locks_P0, MP_locks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
+	{ "MP+poonceonces", { MP_po_P0, MP_po_P1 }, "1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME, NULL },
 	{ "MP+pooncerelease+poacquireonce", { MP_rel_P0, MP_acq_P1 }, "1:r0=1 /\\ 1:r1=0",
-	  NEVER, SAME },
-	{ "MP+porevlocks", { MP_revlocks_P0, MP_revlocks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
+	  NEVER, SAME, NULL },
+	{ "MP+porevlocks", { MP_revlocks_P0, MP_revlocks_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
 	{ "MP+unlocklockonceonce+fencermbonceonce", { MP_unlocklock_P0, MP_rmb_P1 },
-	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME },
-	{ "R+fencembonceonces", { R_mb_P0, R_mb_P1 }, "y=2 /\\ 1:r0=0", NEVER, SAME },
-	{ "R+poonceonces", { MP_po_P0, R_po_P1 }, "y=2 /\\ 1:r0=0", SOMETIMES, SAME },
+	  "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
+	{ "R+fencembonceonces", { R_mb_P0, R_mb_P1 }, "y=2 /\\ 1:r0=0", NEVER, SAME, NULL },
+	{ "R+poonceonces", { MP_po_P0, R_po_P1 }, "y=2 /\\ 1:r0=0", SOMETIMES, SAME, NULL },
 	{ "S+fencewmbonceonce+poacquireonce", { S_wmb_P0, S_acq_P1 }, "x=2 /\\ 1:r0=1",
-	  NEVER, SAME },
-	{ "S+poonceonces", { S_po_P0, S_po_P1 }, "x=2 /\\ 1:r0=1", SOMETIMES, SAME },
-	{ "SB+fencembonceonces", { SB_mb_P0, SB_mb_P1 }, "0:r0=0 /\\ 1:r0=0", NEVER, SAME },
-	{ "SB+poonceonces", { SB_po_P0, SB_po_P1 }, "0:r0=0 /\\ 1:r0=0", SOMETIMES, SAME },
+	  NEVER, SAME, NULL },
+	{ "S+poonceonces", { S_po_P0, S_po_P1 }, "x=2 /\\ 1:r0=1", SOMETIMES, SAME, NULL },
+	{ "SB+fencembonceonces", { SB_mb_P0, SB_mb_P1 }, "0:r0=0 /\\ 1:r0=0", NEVER, SAME, NULL },
+	{ "SB+poonceonces", { SB_po_P0, SB_po_P1 }, "0:r0=0 /\\ 1:r0=0", SOMETIMES, SAME, NULL },
 	{ "SB+rfionceonce-poonceonces", { SB_rfi_P0, SB_rfi_P1 },
-	  "0:r0=1 /\\ 0:r1=0 /\\ 1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME },
+	  "0:r0=1 /\\ 0:r1=0 /\\ 1:r0=1 /\\ 1:r1=0", SOMETIMES, SAME, NULL },
 	{ "WRC+pooncerelease+fencermbonceonce+Once", { X1_P0, WRC_rel_P1, WRC_rmb_P2 },
-	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", NEVER, SAME, NULL },
 	{ "WRC+poonceonces+Once", { X1_P0, WRC_po_P1, WRC_po_P2 },
-	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, SAME },
+	  "1:r0=1 /\\ 2:r0=1 /\\ 2:r1=0", SOMETIMES, SAME, NULL },
 	{ "Z6.0+pooncelock+poonceLock+pombonce", { ISA2_lock_P0, Z6_lockmb_P1, Z6_mb_P2 },
-	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", NEVER, SAME },
+	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", NEVER, SAME, NULL },
 	{ "Z6.0+pooncelock+pooncelock+pombonce", { ISA2_lock_P0, ISA2_lock_P1, Z6_mb_P2 },
-	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, LOCKS_FULL },
+	  "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, LOCKS_FULL, NULL },
 	{ "Z6.0+pooncerelease+poacquirerelease+fencembonceonce",
-	  { MP_rel_P0, ISA2_acqrel_P1, Z6_mb_P2 }, "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, MB_GLOBAL },
-	{ "2+2W+poonceonces", { W2_P0, W2_P1 }, "x=1 /\\ y=1", SOMETIMES, SAME },
+	  { MP_rel_P0, ISA2_acqrel_P1, Z6_mb_P2 }, "1:r0=1 /\\ z=2 /\\ 2:r0=0", SOMETIMES, MB_GLOBAL, NULL },
+	{ "2+2W+poonceonces", { W2_P0, W2_P1 }, "x=1 /\\ y=1", SOMETIMES, SAME, NULL },
+	{ "RCU+sync+free", { RCU_free_P0, RCU_free_P1 }, "0:r0=x /\\ 0:r1=0", NEVER, SAME,
+	  rcu_free_init },
+	{ "RCU+sync+read", { RCU_read_P0, RCU_read_P1 }, "1:r0=1 /\\ 1:r1=0", NEVER, SAME, NULL },
+	/* controls, not in Linux: the two above without their grace period */
+	{ "RCU+nosync+free", { RCU_free_P0, RCU_nosync_free_P1 }, "0:r0=x /\\ 0:r1=0", SOMETIMES,
+	  SAME, rcu_free_init },
+	{ "RCU+nosync+read", { RCU_read_P0, RCU_nosync_read_P1 }, "1:r0=1 /\\ 1:r1=0",
+	  SOMETIMES, SAME, NULL },
 };
 
 #define NR_TESTS (sizeof(tests) / sizeof(tests[0]))
+
+/*
+ * ---- a toy RCU for the RCU tests ------------------------------------------
+ * common_tests links no lab, so the RCU tests run on the classic toy RCU of
+ * a non-preemptible kernel: a reader keeps its CPU for its whole section
+ * (a task gives up its CPU here only by sleeping, scheduling or migrating),
+ * so once the updater has run on every CPU, every section under way when
+ * it began has ended. Its verdicts test the memory model's context
+ * switches, not an RCU a lab writes.
+ */
+void rcu_read_lock(void)
+{
+	rcu_lock_acquire();
+}
+
+void rcu_read_unlock(void)
+{
+	rcu_lock_release();
+}
+
+void synchronize_rcu(void)
+{
+	int self = smp_processor_id(), cpu;
+
+	smp_mb();
+	for_each_online_cpu(cpu)
+		migrate_to_cpu(cpu);
+	migrate_to_cpu(self);
+	smp_mb();
+}
 
 /* ---- one run, and what it ended in -------------------------------------- */
 
@@ -183,6 +235,8 @@ static void lt_scenario(void *arg)
 	memset(&run->v, 0, sizeof(run->v));
 	memset(&run->st, 0, sizeof(run->st));
 	run->v.p = &run->v.y;
+	if (run->t->init)
+		run->t->init(&run->v);
 	spin_lock_init(&run->v.s);
 	sim_hold_point("litmus-go");
 	for (int i = 0; i < run->nprocs; i++) {
