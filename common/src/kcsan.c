@@ -99,6 +99,7 @@ struct kc_task {
 	bool swapped_out;
 	int depth;
 	unsigned char stack[KC_STACK];
+	uintptr_t stack_lo, stack_hi; /* this thread's stack, once asked (own_stack_stores_drain()) */
 };
 
 static _Thread_local struct kc_task kc;
@@ -675,6 +676,14 @@ static bool may_buffer(struct task_struct *t)
 	return S.det && S.booted && t && t->cpu >= 0 && S.cfg.weak_memory;
 }
 
+/* How many more accesses of its CPU a late store waits before it drains by itself. */
+static int late_store_ttl(void)
+{
+	if (S.cfg.late_store_delay > 0)
+		return S.cfg.late_store_delay < SHRT_MAX ? S.cfg.late_store_delay : SHRT_MAX;
+	return 1 + (int)(kc_rand() % KC_LATE_MAX);
+}
+
 /* Record the bytes a store of this CPU is about to overwrite. */
 static void buffer_store(void *p, size_t size, int kind, bool marked, uintptr_t pc)
 {
@@ -691,7 +700,7 @@ static void buffer_store(void *p, size_t size, int kind, bool marked, uintptr_t 
 	e->kind = (unsigned char)kind;
 	e->marked = marked;
 	e->cpu = (short)(sim_current ? sim_current->cpu : -1);
-	e->ttl = (short)(S.cfg.late_stores && kind == KC_PLAIN ? 1 + kc_rand() % KC_LATE_MAX : 0);
+	e->ttl = (short)(S.cfg.late_stores && kind == KC_PLAIN ? late_store_ttl() : 0);
 	e->pc = pc;
 	memcpy(e->old, p, size);
 	buffers_update();
@@ -1041,6 +1050,44 @@ void __tsan_func_entry(void *call_pc)
 }
 
 /* The end of a student function: a scheduling point, then its stores drain. */
+/*
+ * A late store to this thread's own stack must not outlive its function:
+ * its frame is dead once the function returns and is soon another frame,
+ * which a later swap of the buffer's bytes would overwrite. Such a store
+ * drains at every function exit (as if it reached its CPU's cache at once;
+ * nobody else reads a dead frame). Stores to other threads' stacks, which
+ * the labs' cross-calls make, stay buffered.
+ */
+static void own_stack_stores_drain(void)
+{
+	bool commit[KC_SB_MAX] = { false };
+	bool any = false;
+
+	if (!kc.stack_hi) {
+		pthread_attr_t a;
+		void *lo;
+		size_t size;
+
+		if (pthread_getattr_np(pthread_self(), &a))
+			return;
+		if (!pthread_attr_getstack(&a, &lo, &size)) {
+			kc.stack_lo = (uintptr_t)lo;
+			kc.stack_hi = (uintptr_t)lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	for (int i = 0; i < kc.sb_len; i++) {
+		uintptr_t p = (uintptr_t)kc.sb[i].p;
+
+		if (p >= kc.stack_lo && p < kc.stack_hi)
+			any = commit[i] = true;
+	}
+	if (!any)
+		return;
+	commit_marked(&kc, commit, false);
+	buffers_update();
+}
+
 void __tsan_func_exit(void *unused)
 {
 	(void)unused;
@@ -1053,6 +1100,8 @@ void __tsan_func_exit(void *unused)
 		kc.depth--;
 	if (kc.sb_len && !S.cfg.late_stores)
 		drain_kind(KC_PLAIN);   /* else they outlive the function (age_stores()) */
+	else if (kc.sb_len)
+		own_stack_stores_drain();
 }
 
 #define KC_RW(n)                                                            \
