@@ -106,9 +106,11 @@ static long rcu_segcblist_n_queued(const struct rcu_segcblist *cl)
  *
  *   static void rcu_segcblist_enqueue(struct rcu_segcblist *cl,
  *                                     struct rcu_head *rhp, bool lazy);
- *	append @rhp to NEXT and count it (in ->len; in ->len_lazy if lazy,
- *	while a callback that is not lazy hurries the lazy ones before it:
- *	->len_lazy starts again from 0);
+ *	append @rhp to NEXT and count it (in ->len, then a full barrier:
+ *	rcu_barrier() reads ->len without this CPU's locks and must not find
+ *	it 0 once call_rcu() has returned; in ->len_lazy if lazy, while a
+ *	callback that is not lazy hurries the lazy ones before it: ->len_lazy
+ *	starts again from 0);
  *   static void rcu_segcblist_advance(struct rcu_segcblist *cl, int seg);
  *	join segment @seg to the one before it (NEXT to WAIT when a grace
  *	period starts for NEXT, WAIT to DONE when it ends);
@@ -186,7 +188,7 @@ static void rcu_invoke(struct rcu_head *rhp)
  * join WAIT to DONE (interrupts off around each move, never around the
  * grace period). One pass: rcu_cb_pass_begin(), then at most blimit DONE
  * callbacks, each taken off with interrupts off, invoked with them on, and
- * only then no longer counted in ->len.
+ * only then, after a full barrier, no longer counted in ->len.
  */
 static bool rcu_next_needs_gp(struct rcu_data *rdp)
 {

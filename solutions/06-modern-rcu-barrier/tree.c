@@ -106,9 +106,11 @@ static long rcu_segcblist_n_queued(const struct rcu_segcblist *cl)
  *
  *   static void rcu_segcblist_enqueue(struct rcu_segcblist *cl,
  *                                     struct rcu_head *rhp, bool lazy);
- *	append @rhp to NEXT and count it (in ->len; in ->len_lazy if lazy,
- *	while a callback that is not lazy hurries the lazy ones before it:
- *	->len_lazy starts again from 0);
+ *	append @rhp to NEXT and count it (in ->len, then a full barrier:
+ *	rcu_barrier() reads ->len without this CPU's locks and must not find
+ *	it 0 once call_rcu() has returned; in ->len_lazy if lazy, while a
+ *	callback that is not lazy hurries the lazy ones before it: ->len_lazy
+ *	starts again from 0);
  *   static void rcu_segcblist_advance(struct rcu_segcblist *cl, int seg);
  *	join segment @seg to the one before it (NEXT to WAIT when a grace
  *	period starts for NEXT, WAIT to DONE when it ends);
@@ -124,6 +126,7 @@ static void rcu_segcblist_enqueue(struct rcu_segcblist *cl, struct rcu_head *rhp
 	cl->tails[RCU_NEXT_TAIL] = &rhp->next;
 	cl->seglen[RCU_NEXT_TAIL]++;
 	WRITE_ONCE(cl->len, cl->len + 1);
+	smp_mb(); /* rcu_barrier() reads ->len locklessly: the count, before call_rcu() returns */
 	WRITE_ONCE(cl->len_lazy, lazy ? cl->len_lazy + 1 : 0);
 }
 
@@ -254,7 +257,7 @@ static void rcu_invoke(struct rcu_head *rhp)
  * join WAIT to DONE (interrupts off around each move, never around the
  * grace period). One pass: rcu_cb_pass_begin(), then at most blimit DONE
  * callbacks, each taken off with interrupts off, invoked with them on, and
- * only then no longer counted in ->len.
+ * only then, after a full barrier, no longer counted in ->len.
  */
 static bool rcu_next_needs_gp(struct rcu_data *rdp)
 {
@@ -308,6 +311,7 @@ static void rcu_do_batch(struct rcu_data *rdp)
 		if (!rhp)
 			break;
 		rcu_invoke(rhp);
+		smp_mb(); /* the callback's accesses, before ->len may read 0 */
 		local_irq_save(flags);
 		WRITE_ONCE(rdp->cblist.len, rdp->cblist.len - 1);
 		local_irq_restore(flags);

@@ -137,6 +137,87 @@ static void not_yet_done(void *arg)
 
 SEEDS_TEST(skip, cpu_with_callbacks_not_yet_done_is_not_skipped, not_yet_done, NCPU, ANY_MODE)
 
+/*
+ * A call_rcu() that has returned is not skipped: the store-buffering race
+ * that Linux's comment on rcu_segcblist_add_len() calls CASE 1. CPU 2
+ * queues, then looks at a flag; the barrier's caller sets the flag, then
+ * calls rcu_barrier(), which reads CPU 2's ->len with none of CPU 2's
+ * locks. If CPU 2 saw the flag still unset, its call_rcu() came first and
+ * the barrier must wait for its callback. CPU 2 is held right after its
+ * look, with whatever call_rcu() left in its store buffer still there: a
+ * store there drains only at a barrier (late_store_delay), so the test
+ * sees what call_rcu() itself ordered, on every seed.
+ */
+static struct rec_cb looked;
+static int going, saw_going = -1;
+
+static int queue_then_look(void *arg)
+{
+	(void)arg;
+	call_rcu(&looked.rh, rec_cb_func);
+	WRITE_ONCE(saw_going, READ_ONCE(going));
+	sim_point("lab6_looked");
+	return 0;
+}
+
+static void set_going(struct barrier_caller *bc)
+{
+	(void)bc;
+	WRITE_ONCE(going, 1);
+}
+
+static void note_looked_ran(struct barrier_caller *bc)
+{
+	bc->early = READ_ONCE(looked.times) != 1;
+}
+
+static void returned_call_rcu(void *arg)
+{
+	static struct barrier_caller bc;
+	struct task_struct *queuer;
+	long ipis;
+
+	(void)arg;
+	lab6_begin();
+	going = 0;
+	saw_going = -1;
+	rec_cb_init(&looked, 2);
+	queuer = sim_kthread_run_held("lab6_looked", queue_then_look, NULL, 2, "queuer/%u");
+	cr_assert_eq(sim_tasks_at_point("lab6_looked"), 1, "call_rcu() on CPU 2 did not "
+		     "return (TODO 2)");
+	cr_assert_eq(saw_going, 0, "CPU 2 looked after the barrier's caller set its flag");
+	ipis = trace_count(TR_IPI_SEND);
+	bc = (struct barrier_caller){ .do_barrier = rcu_barrier, .before = set_going,
+				      .at_return = note_looked_ran };
+	barrier_caller_start(&bc, 0);
+	sim_run_until_idle();
+	cr_assert(!READ_ONCE(bc.returned) || since(TR_IPI_SEND, ipis),
+		  "seed %llu: rcu_barrier() on CPU 0 returned while the callback queued by "
+		  "call_rcu() on CPU 2 had not run, and it sent CPU 2 no cross-call: it "
+		  "read CPU 2's ->len as 0. That call_rcu() had returned before the "
+		  "barrier began (CPU 2 then saw the barrier's caller's flag still unset), but "
+		  "its increment of ->len was still in CPU 2's store buffer: the barrier reads "
+		  "->len without CPU 2's locks, so the increment must be visible to every CPU "
+		  "before call_rcu() returns, a full barrier after it (TODO 1)",
+		  (unsigned long long)sim_seed());
+	expect_waiting(&bc, "the callback that call_rcu() on CPU 2 had queued before "
+		       "the barrier began had not run (TODO 1, 7)");
+	sim_release_point("lab6_looked");
+	kthread_stop(queuer);
+	sim_run_until_idle();
+	finish(&bc, "the callback queued on CPU 2 before it had run");
+}
+
+/* Every seed: call_rcu()'s stores wait in CPU 2's buffer until a barrier drains them. */
+SIM_TEST(skip, cpu_whose_call_rcu_returned_is_not_skipped)
+{
+	struct sim_config cfg = sim_forced_config();
+
+	cfg.nr_cpus = NCPU;
+	cfg.late_store_delay = 1000;
+	sim_run_seeds(&cfg, returned_call_rcu, NULL);
+}
+
 /* ---- entrain: where the marker goes ---------------------------------------- */
 
 static struct rec_cb waiting, next_one;
