@@ -38,6 +38,7 @@ static const char *const type_names[TR_NR_TYPES] = {
 	"switch", "idle", "read_lock", "read_unlock", "gp_start", "gp_end",
 	"cb_queue", "cb_invoke", "irq_enter", "irq_exit", "ipi_send",
 	"module_load", "module_unload", "bug", "warn", "mark", "hold",
+	"srcu_lock", "srcu_unlock", "srcu_gp_start", "srcu_gp_end",
 };
 
 void trace_free(void)

@@ -2,8 +2,9 @@
  * trace_svg.c - the trace drawn as a self-contained SVG timeline.
  *
  * Rule kept here: the drawing reads the collected events and nothing else
- * (no clock, no address), one lane per CPU, one for off-CPU tasks and one for
- * grace periods; the same events always draw the same bytes.
+ * (no clock, no address), one lane per CPU, one for off-CPU tasks, one for
+ * grace periods and, when the tests used SRCU, one for SRCU readers and
+ * synchronize_srcu() calls; the same events always draw the same bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,19 @@
 #define SVG_CHAR_BOLD 7.2 /* the same, bold */
 #define SVG_CAPTION 380.0 /* the widest caption beside the failure's red line */
 #define SVG_ROWS 3       /* label rows per lane before a label is shortened */
+#define SVG_SRCU_OPEN 16 /* SRCU readers and grace periods open at once, at most */
+#define SVG_SRCU_READER_ROWS 3
+#define SVG_SRCU_ROWS 5  /* rows 0-2: readers; 3-4: synchronize_srcu() */
+
+/* An SRCU reader or synchronize_srcu() call still open, per task. */
+struct svg_srcu {
+	bool gp;
+	int row;
+	long idx;
+	unsigned long from;
+	char task[TASK_COMM_LEN];
+	char dom[32];
+};
 
 /* The drawing's state: the time axis, and the spans still open per lane. */
 struct svg {
@@ -33,6 +47,10 @@ struct svg {
 	char (*task_name)[TASK_COMM_LEN];
 	unsigned long gp_from;
 	long gp_open;
+	int lanes;                  /* every lane, the SRCU lane included */
+	int srcu_lane;              /* -1: no SRCU event in the trace */
+	struct svg_srcu srcu[SVG_SRCU_OPEN];
+	int nr_srcu;
 };
 
 static double svg_x(const struct svg *s, unsigned long seq)
@@ -182,7 +200,7 @@ static void svg_failure_text(char *out, size_t n, const char *msg, bool first_li
 static void svg_header(const struct svg *s, const char *title)
 {
 	FILE *f = s->f;
-	int lanes = s->cpus + 2;
+	int lanes = s->lanes;
 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"font-family=\"sans-serif\" font-size=\"11\">\n", SVG_WIDTH,
@@ -206,6 +224,13 @@ static void svg_header(const struct svg *s, const char *title)
 			SVG_LEFT, svg_y(l) + SVG_LANE - 4, SVG_WIDTH - 10, svg_y(l) + SVG_LANE - 4);
 		if (l < s->cpus)
 			fprintf(f, "<text x=\"10\" y=\"%d\">CPU %d</text>\n", svg_y(l) + 24, l);
+		else if (l == s->srcu_lane)
+			fprintf(f, "<text x=\"10\" y=\"%d\">SRCU</text>\n<text x=\"10\" y=\"%d\" "
+				"font-size=\"9\" fill=\"#2a2\">green: readers</text>\n<text x=\"10\" "
+				"y=\"%d\" font-size=\"9\" fill=\"#8a4fd8\">purple: calls of</text>\n"
+				"<text x=\"10\" y=\"%d\" font-size=\"9\" fill=\"#8a4fd8\">"
+				"synchronize_srcu()</text>\n", svg_y(l) + 14, svg_y(l) + 26, svg_y(l) + 37,
+				svg_y(l) + 47);
 		else
 			fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n", svg_y(l) + 24,
 				l == s->cpus ? "off-CPU" : "grace periods");
@@ -280,7 +305,7 @@ static void svg_failure_mark(struct svg *s, const struct trace_ev *e, double x)
 
 	svg_failure_text(text, sizeof(text), msg, false);
 	fprintf(s->f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
-		"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->cpus + 2) - 4);
+		"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->lanes) - 4);
 	svg_text(s->f, text);
 	fputs("</title></line>\n", s->f);
 
@@ -366,6 +391,88 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 	}
 }
 
+/* ---- SRCU: spans per task, in a lane of their own ----------------------- */
+
+static int svg_srcu_row(const struct svg *s, bool gp)
+{
+	int first = gp ? SVG_SRCU_READER_ROWS : 0, last = gp ? SVG_SRCU_ROWS : SVG_SRCU_READER_ROWS;
+
+	for (int r = first; r < last; r++) {
+		bool taken = false;
+
+		for (int i = 0; i < s->nr_srcu; i++)
+			taken |= s->srcu[i].row == r;
+		if (!taken)
+			return r;
+	}
+	return last - 1;
+}
+
+static void svg_srcu_open(struct svg *s, const struct trace_ev *e)
+{
+	struct svg_srcu *o;
+
+	if (s->nr_srcu == SVG_SRCU_OPEN)
+		return;
+	o = &s->srcu[s->nr_srcu];
+	o->gp = e->type == TR_SRCU_GP_START;
+	o->row = svg_srcu_row(s, o->gp);
+	o->idx = e->arg;
+	o->from = e->seq;
+	snprintf(o->task, sizeof(o->task), "%.15s", e->task);
+	snprintf(o->dom, sizeof(o->dom), "%.31s", e->name);
+	s->nr_srcu++;
+}
+
+/* One SRCU span from its start to X: still open at the trace's end if OPEN. */
+static void svg_srcu_span(struct svg *s, const struct svg_srcu *o, double x, bool open)
+{
+	int y = svg_y(s->srcu_lane) + 4 + o->row * 10;
+	double x0 = svg_x(s, o->from), w = x - x0 + 1;
+	char label[80];
+
+	fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"9\" fill=\"%s\"%s><title>",
+		x0, y, w, o->gp ? "#8a4fd8" : "#2a2",
+		open ? " stroke=\"#333\" stroke-dasharray=\"2,1\" opacity=\"0.6\"" : "");
+	if (o->gp)
+		fprintf(s->f, "synchronize_srcu(%s) by ", o->dom);
+	else
+		fprintf(s->f, "SRCU reader of %s, index %ld: ", o->dom, o->idx);
+	svg_text(s->f, o->task);
+	fputs(open ? (o->gp ? ", not returned when the trace ends" : ", still inside when the trace ends")
+		   : "", s->f);
+	fputs("</title></rect>\n", s->f);
+	if (o->gp)
+		snprintf(label, sizeof(label), "%s: synchronize_srcu(%s)%s", o->task, o->dom,
+			 open ? " not returned" : "");
+	else
+		snprintf(label, sizeof(label), "%s: %s, index %ld%s", o->task, o->dom, o->idx,
+			 open ? " still inside" : "");
+	/* a span too short for its label gets it beside, in its colour */
+	if ((double)strlen(label) * SVG_CHAR * 0.85 <= w - 3)
+		svg_fit_text(s->f, x0 + 2, y + 8, w - 3, "fill=\"white\" font-size=\"9\"", label);
+	else
+		svg_fit_text(s->f, x0 + w + 2, y + 8, SVG_RIGHT - (x0 + w + 2),
+			     o->gp ? "fill=\"#8a4fd8\" font-size=\"9\"" : "fill=\"#2a2\" font-size=\"9\"",
+			     label);
+}
+
+/* The span this event ends: the same task's, of the same kind and domain. */
+static void svg_srcu_close(struct svg *s, const struct trace_ev *e, double x)
+{
+	bool gp = e->type == TR_SRCU_GP_END;
+
+	for (int i = s->nr_srcu - 1; i >= 0; i--) {
+		struct svg_srcu *o = &s->srcu[i];
+
+		if (o->gp != gp || strcmp(o->task, e->task) || strcmp(o->dom, e->name))
+			continue;
+		svg_srcu_span(s, o, x, false);
+		s->srcu[i] = s->srcu[--s->nr_srcu];
+		return;
+	}
+}
+
 /* One event: open the span it starts, or draw what it ends or marks. */
 static void svg_event(struct svg *s, const struct trace_ev *e)
 {
@@ -392,6 +499,12 @@ static void svg_event(struct svg *s, const struct trace_ev *e)
 		break;
 	case TR_GP_END:
 		svg_gp_end(s, e, svg_x(s, e->seq));
+		break;
+	case TR_SRCU_LOCK: case TR_SRCU_GP_START:
+		svg_srcu_open(s, e);
+		break;
+	case TR_SRCU_UNLOCK: case TR_SRCU_GP_END:
+		svg_srcu_close(s, e, svg_x(s, e->seq));
 		break;
 	default:
 		svg_span_or_mark(s, e, lane, svg_x(s, e->seq));
@@ -428,6 +541,8 @@ static void svg_open_spans(struct svg *s)
 		svg_fit_text(f, x0 + 2, y + 52, end - x0 - 2, "fill=\"#060\"",
 			     "reader still inside at the end");
 	}
+	for (int i = 0; i < s->nr_srcu; i++)
+		svg_srcu_span(s, &s->srcu[i], end, true);
 }
 
 static void svg_footer(const struct svg *s)
@@ -455,8 +570,13 @@ int trace_write_svg(const char *path, const char *title)
 		.rd_from = calloc(nr, sizeof(long)), .task_name = calloc(nr, TASK_COMM_LEN),
 		.rd_open = calloc(nr, sizeof(bool)), .irq_open = calloc(nr, sizeof(bool)),
 		.rd_task = calloc(nr, TASK_COMM_LEN), .label_end = calloc(nr, sizeof(double[SVG_ROWS])),
-		.gp_open = -1,
+		.gp_open = -1, .srcu_lane = -1,
 	};
+
+	for (size_t i = 0; i < d.n && s.srcu_lane < 0; i++)
+		if (d.ev[i].type >= TR_SRCU_LOCK && d.ev[i].type <= TR_SRCU_GP_END)
+			s.srcu_lane = s.cpus + 2;
+	s.lanes = s.cpus + 2 + (s.srcu_lane >= 0);
 
 	s.scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(s.t1 - s.t0);
 	svg_header(&s, title);

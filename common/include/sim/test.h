@@ -91,6 +91,61 @@ static inline void sim_rcu_barrier_marked(void)
 #define synchronize_rcu() sim_synchronize_rcu_marked()
 /** In tests: rcu_barrier() marks its return on the timeline. */
 #define rcu_barrier() sim_rcu_barrier_marked()
+
+#include <linux/srcu.h>
+/*
+ * SRCU readers and grace periods on the timeline (lab 5): the student's
+ * srcu.c cannot report them (its counters are all there is), so the tests'
+ * own calls do. A reader is drawn from its srcu_read_lock() to its
+ * srcu_read_unlock(), wherever it sleeps or migrates between; a grace
+ * period from the call of synchronize_srcu() to its return. Grace periods
+ * that call_srcu()'s kthreads wait for are student code's own calls: not
+ * drawn.
+ */
+/** sim_srcu_domain() - how a timeline names @p ssp: its name, or "srcu". */
+static inline const char *sim_srcu_domain(const struct srcu_struct *ssp)
+{
+	return ssp->name ? ssp->name : "srcu";
+}
+
+/** sim_srcu_read_lock_traced() - srcu_read_lock(), drawn on the timeline. */
+static inline int sim_srcu_read_lock_traced(struct srcu_struct *ssp)
+{
+	int idx = srcu_read_lock(ssp);
+
+	trace_event(TR_SRCU_LOCK, sim_srcu_domain(ssp), idx);
+	return idx;
+}
+
+/** sim_srcu_read_unlock_traced() - srcu_read_unlock(), drawn on the timeline. */
+static inline void sim_srcu_read_unlock_traced(struct srcu_struct *ssp, int idx)
+{
+	trace_event(TR_SRCU_UNLOCK, sim_srcu_domain(ssp), idx);
+	srcu_read_unlock(ssp, idx);
+}
+
+/** sim_synchronize_srcu_traced() - synchronize_srcu(), its wait drawn on the timeline. */
+static inline void sim_synchronize_srcu_traced(struct srcu_struct *ssp)
+{
+	trace_event(TR_SRCU_GP_START, sim_srcu_domain(ssp), 0);
+	synchronize_srcu(ssp);
+	trace_event(TR_SRCU_GP_END, sim_srcu_domain(ssp), 0);
+}
+
+/** sim_srcu_barrier_marked() - srcu_barrier(), then the mark "srcu_barrier() returned". */
+static inline void sim_srcu_barrier_marked(struct srcu_struct *ssp)
+{
+	srcu_barrier(ssp);
+	trace_mark("srcu_barrier() returned");
+}
+/** In tests: an SRCU reader is drawn on the timeline. */
+#define srcu_read_lock(ssp) sim_srcu_read_lock_traced(ssp)
+/** In tests: an SRCU reader ends on the timeline. */
+#define srcu_read_unlock(ssp, idx) sim_srcu_read_unlock_traced(ssp, idx)
+/** In tests: synchronize_srcu() is drawn as an SRCU grace period. */
+#define synchronize_srcu(ssp) sim_synchronize_srcu_traced(ssp)
+/** In tests: srcu_barrier() marks its return on the timeline. */
+#define srcu_barrier(ssp) sim_srcu_barrier_marked(ssp)
 #endif
 
 #include <linux/rcupdate.h>

@@ -39,6 +39,10 @@ enum trace_type {
 	TR_WARN,          /**< a warning */
 	TR_MARK,          /**< a test's own mark (trace_mark()) */
 	TR_HOLD,          /**< a task stopped at a held point (name: point) */
+	TR_SRCU_LOCK,     /**< a test's srcu_read_lock() returned (name: domain, arg: index) */
+	TR_SRCU_UNLOCK,   /**< a test's srcu_read_unlock() (name: domain, arg: index) */
+	TR_SRCU_GP_START, /**< a test calls synchronize_srcu() (name: domain) */
+	TR_SRCU_GP_END,   /**< that synchronize_srcu() returned (name: domain) */
 	TR_NR_TYPES
 };
 
