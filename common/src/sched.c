@@ -845,6 +845,18 @@ unsigned long cpu_quiescent_count(int cpu)
 	return n;
 }
 
+bool sim_cpu_in_atomic(int cpu)
+{
+	bool atomic;
+
+	if (cpu < 0 || cpu >= NR_CPUS)
+		return false;
+	SIM_LOCK();
+	atomic = cpu_of(cpu)->curr && cpu_of(cpu)->curr->preempt > 0;
+	SIM_UNLOCK();
+	return atomic;
+}
+
 bool idle_cpu(int cpu)
 {
 	SIM_LOCK();

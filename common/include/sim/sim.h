@@ -204,6 +204,14 @@ void sim_store_buffered(void *p, long v, size_t size);
  * against a plain read, marked or not) is a BUG "KCSAN: data-race" naming
  * both. The tests' own code is never interleaved, buffered or watched.
  */
+/**
+ * sim_cpu_in_atomic() - true when the task holding @p cpu has preemption
+ * disabled: it holds a spinlock (or called preempt_disable()). A test that
+ * stops a task at each of its accesses in turn asks this to leave out the
+ * stops where another CPU would spin on the stopped task's lock for ever.
+ * False for a free CPU. Says nothing of interrupts (local_irq_save()).
+ */
+bool sim_cpu_in_atomic(int cpu);
 /** The named point (see sim_point()) where sim_hold_access() stops a task. */
 #define SIM_ACCESS_POINT "student-access"
 /**

@@ -165,6 +165,107 @@ static void migration_entrains(void *arg)
 
 SEEDS_TEST(hotplug, migration_entrains_for_a_barrier_in_progress, migration_entrains, 5, FORCED)
 
+/*
+ * hotplug/teardown_and_barrier_exclude_each_other: a barrier that finds a
+ * dead CPU still holding callbacks links that CPU's marker itself, while
+ * rcutree_dead_cpu() moves the same list away: both under barrier_lock, or
+ * the marker lands in a list half moved. For k = 1, 2, ... the teardown (on
+ * CPU 1) is stopped at its k-th access; where it holds no lock, a barrier
+ * on CPU 0 runs meanwhile, as far as it can; then the teardown goes on.
+ * Every stop must end with each callback run once and the barrier returned
+ * after them.
+ */
+#define TEARDOWN_MAX_ACCESSES 400
+
+static struct rec_cb moved[3];
+
+static void note_moved_all_ran(struct barrier_caller *b)
+{
+	for (int i = 0; i < 3; i++)
+		b->early |= READ_ONCE(moved[i].times) != 1;
+}
+
+/* Stop the teardown at its k-th access; false once it has made fewer than k. */
+static bool teardown_stopped_at(long k, bool *barrier_ran)
+{
+	lab6_begin();
+	queue_ready_held(3, moved, 3);
+	sim_hold_point(CPUHP_DEAD_POINT);
+	take_cpu3_down();
+	sim_hold_access(1, k);
+	sim_release_point(CPUHP_DEAD_POINT);
+	sim_run_until_idle();
+	/* past its end: no stop, or one in another task (cpu_down() returned) */
+	if (!sim_tasks_at_point(SIM_ACCESS_POINT) || READ_ONCE(down3.ret) != 1) {
+		sim_release_point(SIM_ACCESS_POINT);
+		sim_run_until_idle();
+		downer_stop(&down3);
+		lab6_end();
+		return false;
+	}
+	*barrier_ran = !sim_cpu_in_atomic(1);
+	if (*barrier_ran) {
+		trace_mark("teardown stopped at access %ld", k);
+		start_barrier(&bc, 0, note_moved_all_ran);
+	}
+	sim_release_point(SIM_ACCESS_POINT);
+	sim_run_until_idle();
+	return true;
+}
+
+static void teardown_vs_barrier(void *arg)
+{
+	long k, raced = 0;
+	bool barrier_ran = false;
+
+	(void)arg;
+	for (k = 1; k < TEARDOWN_MAX_ACCESSES && teardown_stopped_at(k, &barrier_ran); k++) {
+		for (int i = 0; i < 3; i++)
+			cr_assert(READ_ONCE(moved[i].times) == 1,
+				  "seed %llu: callback %d of dead CPU 3 ran %d time(s) after the "
+				  "teardown, stopped at its access %ld, went on%s: the move of CPU 3's "
+				  "list (TODO 8) and a barrier that links CPU 3's marker itself "
+				  "(TODO 7) change the same list; does the teardown hold barrier_lock "
+				  "from its look at the list to the end of the merge?",
+				  (unsigned long long)sim_seed(), i, READ_ONCE(moved[i].times), k,
+				  barrier_ran ? ", a barrier having run meanwhile" : "");
+		if (barrier_ran) {
+			raced++;
+			cr_assert(READ_ONCE(bc.returned) && !bc.early,
+				  "seed %llu: rcu_barrier() %s, CPU 3's 3 callbacks having %s, when "
+				  "it ran while the teardown of dead CPU 3 was stopped at its access "
+				  "%ld, holding no lock: its marker went into a list half moved, "
+				  "or was linked twice, or not counted. The teardown's look at the "
+				  "list, its marker and the merge (TODO 8) must all hold "
+				  "barrier_lock, which the barrier takes to see to a dead CPU "
+				  "(TODO 7)", (unsigned long long)sim_seed(),
+				  READ_ONCE(bc.returned) ? "returned before its callbacks ran" :
+				  "never returned", READ_ONCE(moved[0].times) ? "run" : "not run", k);
+			barrier_caller_stop(&bc);
+		}
+		downer_stop(&down3);
+		lab6_end();
+	}
+	cr_log_info("seed %llu: the teardown stopped at each of its %ld accesses, a barrier "
+		    "running beside it at %ld of them", (unsigned long long)sim_seed(), k - 1, raced);
+	/* without the instrumentation (asan, tsan) no access stops */
+	cr_assert(k > 3 || !sim_kcsan_enabled(), "the teardown of dead CPU 3 made %ld "
+		  "student access(es): does rcutree_dead_cpu() move its list (TODO 8)?", k - 1);
+	cr_assert(k < TEARDOWN_MAX_ACCESSES, "the teardown of dead CPU 3 was still making "
+		  "accesses after %d stops (TODO 8)", TEARDOWN_MAX_ACCESSES - 1);
+}
+
+/* One boot: the sweep, not the seed, chooses the interleavings. */
+SIM_TEST(hotplug, teardown_and_barrier_exclude_each_other, .timeout = 60)
+{
+	struct sim_config cfg = sim_forced_config();
+
+	cfg.nr_cpus = 4;
+	sim_boot(&cfg);
+	teardown_vs_barrier(NULL);
+	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
+}
+
 /* ---- parallel mode: barriers while CPUs 2 and 3 go down and come back ------ */
 
 #define CHURN_ROUNDS 4
