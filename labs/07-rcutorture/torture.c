@@ -233,8 +233,11 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	(void)cpu;
 	/*
 	 * TODO 6: mark the run as run (res->ran); start the writer on CPU 0,
-	 * a reader on every other CPU, the fake writers and the barrier
-	 * checker; wait for the writer and the barrier checker to finish.
+	 * a reader on every other CPU, the fake writers (on those other CPUs
+	 * too: here a task keeps its CPU until it sleeps, so a fake writer on
+	 * the writer's CPU never calls ops->sync() while the writer's is
+	 * running) and the barrier checker; wait for the writer and the
+	 * barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
 	 * (writer, readers, fake writers, barrier checker), then wait with
 	 * ops->cb_barrier() until no torture callback is queued or running,

@@ -348,8 +348,11 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	(void)cpu;
 	/*
 	 * TODO 6: mark the run as run (res->ran); start the writer on CPU 0,
-	 * a reader on every other CPU, the fake writers and the barrier
-	 * checker; wait for the writer and the barrier checker to finish.
+	 * a reader on every other CPU, the fake writers (on those other CPUs
+	 * too: here a task keeps its CPU until it sleeps, so a fake writer on
+	 * the writer's CPU never calls ops->sync() while the writer's is
+	 * running) and the barrier checker; wait for the writer and the
+	 * barrier checker to finish.
 	 * Then the article's cleanup: set fullstop, kthread_stop() every task
 	 * (writer, readers, fake writers, barrier checker), then wait with
 	 * ops->cb_barrier() until no torture callback is queued or running,
@@ -366,8 +369,8 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 							  cpu, "rcu_torture_reader/%u");
 	}
 	for (int i = 0; i < nfake; i++)
-		fake[i] = kthread_run_on_cpu(torture_fakewriter_fn, NULL, i % nr_cpu_ids,
-					     "rcu_torture_fakewriter/%u");
+		fake[i] = kthread_run_on_cpu(torture_fakewriter_fn, NULL,
+					     1 + i % (nr_cpu_ids - 1), "rcu_torture_fakewriter/%u");
 	barrier_task = kthread_run_on_cpu(torture_barrier_fn, NULL, 0, "rcu_torture_barrier");
 	wait_for_completion(&tt.writer_done);
 	wait_for_completion(&tt.barrier_done);

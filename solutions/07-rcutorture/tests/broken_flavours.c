@@ -228,6 +228,29 @@ static const struct broken_flavour unprotected_reader_flavour = {
 	.bug = "rcu_read_lock() does nothing, and a reader may be switched out",
 };
 
+/*
+ * ---- grace periods shared wrongly: a synchronize_rcu() that finds another
+ * caller's grace period running returns at once, taking that one for its
+ * own. It is not: it began before this caller's update, and ends without
+ * waiting for the readers that still hold the old element. Only callers
+ * that overlap show it, as rcutorture's fake writers make them ----
+ */
+static atomic_t gp_running;
+
+static void shared_gp_sync(void)
+{
+	might_sleep();
+	if (atomic_cmpxchg(&gp_running, 0, 1))
+		return;
+	synchronize_rcu();
+	atomic_set(&gp_running, 0);
+}
+
+static const struct broken_flavour shared_grace_period_flavour = {
+	.except = { .name = "shared_grace_period", .sync = shared_gp_sync },
+	.bug = "synchronize_rcu() returns at once while another caller's grace period runs",
+};
+
 TORTURE_CATCHES(catches, early_grace_period, "synchronize_rcu() returning early")
 TORTURE_CATCHES(catches, early_callback, "callbacks invoked before their grace period")
 TORTURE_CATCHES(catches, barrier_misses_cpu, "an rcu_barrier() that waits for its own CPU only")
@@ -240,6 +263,7 @@ SIM_TEST(catches, lost_callback, .timeout = 120,
 	torture_expect_caught_at_cleanup(&lost_callback_flavour);
 }
 TORTURE_CATCHES(catches, unprotected_reader, "a read side that does not hold off grace periods")
+TORTURE_CATCHES(catches, shared_grace_period, "grace periods shared by overlapping callers")
 
 /*
  * On real threads the callback bugs show in every bounded run; the
