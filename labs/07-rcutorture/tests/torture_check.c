@@ -157,8 +157,11 @@ static void clean_scenario(void *arg)
 		     "false alarm on the reference RCU: %ld age, %ld freed-element, %ld barrier "
 		     "error(s); Reader Pipe %ld %ld %ld %ld %ld. An age >= 2 on a correct RCU "
 		     "means the torture ages an element before its grace period, or frees one "
-		     "itself (TODOs 2, 3); a barrier error, that it counts callbacks before the "
-		     "barrier (TODO 5)", r->age_errors, r->free_errors, r->barrier_errors,
+		     "itself (TODOs 2, 3); a freed element, that it frees one itself, or that a "
+		     "reader got an element before its magic number was visible: is the element "
+		     "filled in first and then published with rcu_assign_pointer() (TODO 2)? A "
+		     "barrier error, that it counts callbacks before the barrier (TODO 5)",
+		     r->age_errors, r->free_errors, r->barrier_errors,
 		     r->pipe[0], r->pipe[1], r->pipe[2], r->pipe[3], r->pipe[4]);
 	cr_assert(r->success, "%s: no error, yet the torture did not report SUCCESS (TODO 6)",
 		  j->ops.name);
