@@ -8,7 +8,7 @@ from . import mutants
 from .build import build, check_deps, configure, first_error
 from .common import Fail, JOBS, ROOT, SOLUTIONS, say
 from .manifest import find_lab
-from .run import exe_path, run_tests
+from .run import exe_path, is_stress_name, run_tests
 
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
@@ -95,7 +95,14 @@ def cmd_new_mutant(a):
         say(f"running {lab.name}'s {len(lab.names())} tests on it...")
         res, _ = run_tests(exe_path(bdir, lab), lab.names(),
                            os.path.join(bdir, "runs", lab.label), lab.timeouts(), JOBS)
-        return [n for n in lab.names() if not res[n][0]]
+        failed = [n for n in lab.names() if not res[n][0]]
+        # The parallel tier's failures are luck, not a promise: never a killer.
+        det = [n for n in failed if not is_stress_name(n)]
+        if failed and not det:
+            raise Fail(f"mutant {a.name} fails only the parallel tier ({', '.join(failed)}), "
+                       f"on real threads, where nothing is caught every run: write the "
+                       f"deterministic test that does first", 1)
+        return det
 
     killed = mutants.add(lab, a.name, a.description, edited, killers)
     lost = sum(t["points"] for t in lab.tests if t["name"] in killed)

@@ -413,21 +413,49 @@ def _no_silent_failure(r):
     return r
 
 
+def is_stress_name(name):
+    """The parallel stress tier: tests named SUITE/parallel* (real threads,
+    slow, not replayable, and a hang there is found only near its time-out)."""
+    return name.split("/", 1)[1].startswith("parallel")
+
+
 def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
-    """Grade NAMES of EXE in one run of at most BUDGET seconds, inside SANDBOX.
-    When the run is stopped at the budget (every test hanging costs a
-    submission BUDGET seconds, not a timeout per test), the tests that proved
-    their end still pass and the others fail ("not finished when the lab's
-    time budget was spent", with the cause from the test's own log, or "not
-    run: ..."). Returns ({name: (passed, messages)}, seconds)."""
+    """Grade NAMES of EXE within BUDGET seconds in all, inside SANDBOX: the
+    deterministic tests in one run, then the parallel stress tier in another
+    with what is left. The runner writes its report only at its end, so a
+    parallel test that hangs (its hang is found only near its time-out)
+    must not take the deterministic tests' report with it: they failed or
+    passed in seconds, and say so. Returns ({name: (passed, messages)},
+    seconds)."""
+    results, spent = {}, 0.0
+    tiers = [[n for n in names if not is_stress_name(n)], [n for n in names if is_stress_name(n)]]
+    for i, tier in enumerate(t for t in tiers if t):
+        left = float(budget) - spent
+        if left < 1:
+            for n in tier:
+                results[n] = (False, [f"not run: the lab's time budget ({float(budget):.0f}s) "
+                                      f"was spent before it started"])
+            continue
+        res, secs = _run_graded_tier(exe, tier, workdir, f"graded{i or ''}", timeouts, jobs,
+                                     left, budget, sandbox)
+        results.update(res)
+        spent += secs
+    return results, spent
+
+
+def _run_graded_tier(exe, names, workdir, stem, timeouts, jobs, left, budget, sandbox):
+    """One run of NAMES within LEFT seconds (of the lab's BUDGET). When it is
+    stopped there, the tests that proved their end still pass and the others
+    fail ("not finished when the lab's time budget was spent", with the cause
+    from the test's own log, or "not run: ...")."""
     os.makedirs(workdir, exist_ok=True)
-    base = os.path.join(workdir, "graded")
+    base = os.path.join(workdir, stem)
     for ext in (".json", ".xml", ".log"):
         if os.path.lexists(base + ext):
             os.unlink(base + ext)
     # Tests keep their own timeouts (a loaded machine slows the parallel
     # torture tests many times over); the lab's budget bounds the whole run.
-    tmo = min(float(budget), max(float(timeouts.get(n, 60)) for n in names))
+    tmo = min(float(left), max(float(timeouts.get(n, 60)) for n in names))
     logdir = os.path.join(workdir, "logs")    # the caller gave it to the sandbox user
     os.makedirs(logdir, exist_ok=True)
     env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces"),
@@ -440,7 +468,7 @@ def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
         os.chmod(proof, 0o200)
     args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
             f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
-    rc, secs = run_binary(exe, args, workdir, dict(env, **penv), budget, base + ".log",
+    rc, secs = run_binary(exe, args, workdir, dict(env, **penv), left, base + ".log",
                           sandbox=sandbox)
     # Every process of the run is gone: only now read what it left.
     proofs = read_proofs(proof, nonce)

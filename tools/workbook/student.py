@@ -12,7 +12,7 @@ from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
 from . import objcheck
 from .manifest import SEEDS, cited_todos, find_lab, select_labs
-from .run import exe_path, list_tests, read_log, run_tests, score_lab
+from .run import exe_path, is_stress_name, list_tests, read_log, run_tests, score_lab
 
 
 def released_solutions(labs):
@@ -45,9 +45,9 @@ def student_build(labs, prior, werror=False):
 
 
 def is_stress(test):
-    """The parallel stress tier: tests named parallel* (real threads, slow,
-    not replayable). check runs them only once the deterministic tests pass."""
-    return test["name"].split("/", 1)[1].startswith("parallel")
+    """The parallel stress tier (run.is_stress_name()): check runs it only
+    once the deterministic tests pass."""
+    return is_stress_name(test["name"])
 
 
 # The environment that says which run a check is: the seed(s), the mode and
