@@ -845,6 +845,19 @@ unsigned long cpu_quiescent_count(int cpu)
 	return n;
 }
 
+bool sim_task_sleeps_on_timer(const struct task_struct *t)
+{
+	bool timer;
+
+	if (!t)
+		return false;
+	SIM_LOCK();
+	timer = t->state == TS_BLOCKED && t->blocked_on &&
+		!strcmp(t->blocked_on, "schedule_timeout()");
+	SIM_UNLOCK();
+	return timer;
+}
+
 bool sim_cpu_in_atomic(int cpu)
 {
 	bool atomic;

@@ -110,6 +110,17 @@ void barrier_caller_stop(struct barrier_caller *bc)
 	bc->task = NULL;
 }
 
+const char *barrier_caller_polls(const struct barrier_caller *bc)
+{
+	if (READ_ONCE(bc->returned) || !bc->task || !sim_task_sleeps_on_timer(bc->task))
+		return NULL;
+	return "it is asleep in msleep() (schedule_timeout()): a barrier that polls its "
+	       "count, sleeping a jiffy between looks, waits for time to pass, and no "
+	       "jiffy passes while the test waits for it. Sleep until the last marker's "
+	       "callback wakes the barrier: wait_for_completion() on the completion it "
+	       "signals";
+}
+
 static void irq_race_irq(void *arg)
 {
 	struct irq_race *r = arg;

@@ -212,6 +212,14 @@ void sim_store_buffered(void *p, long v, size_t size);
  * False for a free CPU. Says nothing of interrupts (local_irq_save()).
  */
 bool sim_cpu_in_atomic(int cpu);
+struct task_struct;
+/**
+ * sim_task_sleeps_on_timer() - true while @p t is asleep in
+ * schedule_timeout() (msleep() sleeps there): it waits for virtual time to
+ * pass, not for an event. A test that waited for @p t in vain asks this to
+ * say why: while the test holds or waits, no jiffy passes by itself.
+ */
+bool sim_task_sleeps_on_timer(const struct task_struct *t);
 /** The named point (see sim_point()) where sim_hold_access() stops a task. */
 #define SIM_ACCESS_POINT "student-access"
 /**

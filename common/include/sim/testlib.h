@@ -134,6 +134,12 @@ void barrier_caller_start(struct barrier_caller *bc, int cpu);
  * waits for a timer returns then: read called_at and returned_at).
  */
 void barrier_caller_stop(struct barrier_caller *bc);
+/**
+ * barrier_caller_polls() - when @p bc's barrier has not returned because
+ * it is asleep in msleep() (it polls a count, sleeping between looks): a
+ * sentence that says so, for the test's failure message; else NULL.
+ */
+const char *barrier_caller_polls(const struct barrier_caller *bc);
 
 /**
  * An interrupt against a task on one CPU: a kthread on irq_race::cpu queues

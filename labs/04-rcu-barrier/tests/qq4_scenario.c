@@ -106,6 +106,7 @@ void qq4_scenario(struct qq4_run *r)
 	sim_run_until_idle();
 	r->returned_at_end = READ_ONCE(bc.returned);
 	r->blocked_done_at_return = r->returned_at_end && !bc.early;
+	r->polls = barrier_caller_polls(&bc);
 	if (r->returned_at_end)
 		barrier_caller_stop(&bc);
 	if (r->svg_path)

@@ -32,6 +32,7 @@ struct qq4_run {
 	bool returned_while_blocked;   /* returned while CPU 1's earlier callback was still running */
 	bool returned_at_end;          /* returned once everything was released */
 	bool blocked_done_at_return;   /* the earlier callback had finished when it returned */
+	const char *polls;             /* not returned at the end: it sleeps in msleep() (why), or NULL */
 };
 
 /* Run the schedule once in a booted kernel; records into @r. Starts and

@@ -58,10 +58,16 @@ static void release_and_check(struct barrier_caller *bc, int nbc, const char *ho
 		sim_run_until_idle();
 	}
 	for (int b = 0; b < nbc; b++) {
+		const char *polls = NULL;
+
+		/* one caller asleep in msleep() holds the others at the mutex */
+		for (int o = 0; o < nbc && !polls; o++)
+			polls = barrier_caller_polls(&bc[o]);
 		cr_assert(READ_ONCE(bc[b].returned),
 			  "rcu_barrier() (called on CPU %d) never returned after every callback "
-			  "had finished: does each CPU's marker callback decrement the count "
-			  "and the last one complete()? (TODO 4)", bc[b].cpu);
+			  "had finished: %s (TODO 4)", bc[b].cpu, polls ? polls :
+			  "does each CPU's marker callback decrement the count and the last one "
+			  "complete()?");
 		cr_assert(!bc[b].early,
 			  "rcu_barrier() (called on CPU %d) returned before every callback "
 			  "queued before it had been invoked", bc[b].cpu);
@@ -257,7 +263,9 @@ static void lab3_barrier_misses(void *arg)
 	slow_cb_release(&slow[2]);
 	sim_run_until_idle();
 	cr_assert(READ_ONCE(real.returned) && !real.early,
-		  "rcu_barrier() did not return once CPU 2's callback had finished (TODO 4)");
+		  "rcu_barrier() did not return once CPU 2's callback had finished%s%s (TODO 4)",
+		  barrier_caller_polls(&real) ? ": " : "",
+		  barrier_caller_polls(&real) ? barrier_caller_polls(&real) : "");
 	barrier_caller_stop(&real);
 	rcu_callbacks_exit();
 }

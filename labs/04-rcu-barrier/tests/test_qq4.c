@@ -80,9 +80,9 @@ static void qq4_student(void *arg)
 		  "marker has run' (Quick Quiz #4's schedule: read the timeline, then TODO 4)",
 		  sleeps ? "sleeping" : "spinning");
 	cr_assert(r.returned_at_end,
-		  "rcu_barrier() never returned after every callback was released: the count "
-		  "never reached zero, or nothing called complete() when it did (TODO 4: "
-		  "rcu_barrier_func() and the marker's callback)");
+		  "rcu_barrier() never returned after every callback was released: %s (TODO 4%s)",
+		  r.polls ? r.polls : "the count never reached zero, or nothing called complete() "
+		  "when it did", r.polls ? "" : ": rcu_barrier_func() and the marker's callback");
 	cr_assert(r.blocked_done_at_return,
 		  "rcu_barrier() returned before CPU 1's earlier callback had finished");
 }

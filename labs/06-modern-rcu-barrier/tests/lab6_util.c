@@ -168,8 +168,9 @@ void start_barrier(struct barrier_caller *bc, int cpu, void (*at_return)(struct 
 void expect_returned(struct barrier_caller *bc, const char *what)
 {
 	cr_assert(READ_ONCE(bc->returned), "seed %llu: rcu_barrier() did not return once %s: "
-		  "does every marker it waits for run, and the last complete() (TODO 6-8)?",
-		  (unsigned long long)sim_seed(), what);
+		  "%s (TODO 6-8)", (unsigned long long)sim_seed(), what,
+		  barrier_caller_polls(bc) ? barrier_caller_polls(bc) :
+		  "does every marker it waits for run, and the last complete()?");
 	cr_assert(!bc->early, "seed %llu: rcu_barrier() returned before %s (TODO 6-8)",
 		  (unsigned long long)sim_seed(), what);
 	barrier_caller_stop(bc);
