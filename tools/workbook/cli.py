@@ -40,8 +40,10 @@ Instructors
         [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0; a batch
                               with -j J takes N..N+J-1): two grade commands at once need
                               different slots (a busy one is refused)
-  handout OUT [--release LAB...]
-                              the student distribution (no solutions/, quiz answers, mutants)
+  handout OUT [--release LAB...] [--force]
+                              the student distribution (no solutions/, quiz answers, mutants):
+                              what git tracks; refused while a course file is not in git
+                              (--force: leave such files out)
 Maintainers
   selftest [--quick] [LAB...] prove the workbook: solutions pass, starters fail, mutants caught,
                               starters generated, valgrind, asan and tsan clean (not with --quick),
@@ -118,6 +120,7 @@ def main(argv):
     s = sub.add_parser("handout")
     s.add_argument("out")
     s.add_argument("--release", nargs="+", metavar="LAB")
+    s.add_argument("--force", action="store_true")
     s = sub.add_parser("bench")
     s.add_argument("--quick", action="store_true")
     s.add_argument("--check", action="store_true")

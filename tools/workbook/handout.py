@@ -25,6 +25,20 @@ def tracked_files():
     return out
 
 
+# What a handout is made of: a file here that git does not track is left out.
+COURSE_DIRS = ("labs", "solutions", "common", "quizzes", "docs", "cmake", "tools", "grading")
+
+
+def untracked_course_files():
+    """Files under COURSE_DIRS that git neither tracks nor ignores: a handout
+    built now would silently leave them out (a new lab not yet added)."""
+    r = subprocess.run(["git", "-C", ROOT, "ls-files", "--others", "--exclude-standard", "-z",
+                        "--", *COURSE_DIRS], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode:
+        return []
+    return sorted(p for p in r.stdout.decode().split("\0") if p)
+
+
 def strip_answers(text):
     """A quiz without its "## Answers" section, and without the links that
     pointed into it (a link to a stripped anchor would break the docs)."""
@@ -150,6 +164,12 @@ def cmd_handout(a):
     if not os.path.isdir(os.path.dirname(out)):
         raise Fail(f"folder {os.path.dirname(out)} does not exist")
     release = {find_lab(x).name for x in (a.release or [])}
+    untracked = untracked_course_files()
+    if untracked and not a.force:
+        more = f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
+        raise Fail(f"{len(untracked)} file(s) git does not track would be left out of the "
+                   f"handout ({', '.join(untracked[:3])}{more}): git add them, or pass --force "
+                   f"to leave them out")
     files = tracked_files()
     os.makedirs(out, exist_ok=True)
     kept = copy_handout(out, files, release)
