@@ -244,6 +244,9 @@ def blamed_todo(lab, msgs):
     file, or (None, None) when the cause is outside the student's files.
     Of a data race's two accesses, a marked one is never the cause."""
     files = student_files(lab)
+    race = race_blame(files, msgs)
+    if race is not None:
+        return race
     for m in msgs:
         if re.search(r"\(marked\) of \d+ bytes by ", m):
             continue
@@ -254,6 +257,27 @@ def blamed_todo(lab, msgs):
                     return n, f"{path}:{line}" + (f", in {fn}()" if fn else "")
     if msgs and msgs[0].startswith("BUG: "):
         return named_function_todo(files, msgs[0])
+    return None, None
+
+
+def race_blame(files, msgs):
+    """Of a data race between two plain accesses of the student's files, the
+    report cannot say which side lacks its lock or mark: (TODO, where) when
+    both lie in one TODO, (None, None) when they do not (the test's hint
+    then leads, not the side that happened to detect it); None when MSGS is
+    no such race."""
+    if not msgs or "KCSAN: data-race" not in msgs[0]:
+        return None
+    sites = []
+    for m in msgs[1:]:
+        a = re.search(r"^\s*(?:read|write) of \d+ bytes by .* at (labs/[\w.-]+/[\w.-]+):(\d+)", m)
+        if a and a.group(1) in files and "/tests/" not in a.group(1):
+            n, fn = todo_region(files[a.group(1)], int(a.group(2)))
+            sites.append((n, f"{a.group(1)}:{a.group(2)}" + (f", in {fn}()" if fn else "")))
+    if len(sites) < 2:
+        return None
+    if len({n for n, _ in sites}) == 1 and sites[0][0] is not None:
+        return sites[0]
     return None, None
 
 

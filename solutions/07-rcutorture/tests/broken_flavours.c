@@ -248,7 +248,9 @@ static void shared_gp_sync(void)
 
 static const struct broken_flavour shared_grace_period_flavour = {
 	.except = { .name = "shared_grace_period", .sync = shared_gp_sync },
-	.bug = "synchronize_rcu() returns at once while another caller's grace period runs",
+	.bug = "synchronize_rcu() returns at once while another caller's grace period runs; "
+	       "only callers of ops->sync() that overlap the writer's show it: fake writers on "
+	       "the other CPUs (TODO 4, 6)",
 };
 
 TORTURE_CATCHES(catches, early_grace_period, "synchronize_rcu() returning early")
