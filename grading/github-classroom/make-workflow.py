@@ -18,6 +18,18 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from workbook.manifest import select_labs     # noqa: E402
 
+# Every action pinned by the commit its release tag named when it was read
+# (a tag can be moved to other code; a commit cannot). To update: read the
+# release's commit (git ls-remote https://github.com/OWNER/NAME refs/tags/TAG)
+# and change it here, then regenerate classroom.yml.
+ACTIONS = {
+    "checkout": "actions/checkout@11d5960a326750d5838078e36cf38b85af677262  # v4.4.0",
+    "cache": "actions/cache@0057852bfaa89a56745cba8c7296529d2fc39830  # v4.3.0",
+    "grader": "classroom-resources/autograding-command-grader@"
+              "d5b3fa6f50f7f629b7bfae0cc3e4c58852b412d5  # v1",
+    "reporter": "classroom-resources/autograding-grading-reporter@"
+                "d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca  # v1",
+}
 PACKAGES = "cmake ninja-build gcc pkg-config libcriterion-dev python3 bubblewrap"
 CHECK = ("python3 -c \"import json,sys; d=json.load(open('/grade/results.json')); "
          "sys.exit(0 if any(t['passed'] for l in d['labs'] if l['name']==sys.argv[1] "
@@ -48,7 +60,7 @@ jobs:
 SETUP = """\
     steps:
       - name: Check out the submission
-        uses: actions/checkout@v4
+        uses: @checkout@
         with:
           path: submission
           persist-credentials: false
@@ -60,7 +72,7 @@ SETUP = """\
           curl -fsSL "$HANDOUT_URL" | tar -xz -C handout --strip-components=1
           test ! -e handout/solutions || { echo "the handout holds solutions/: not graded"; exit 1; }
       - name: Cache the Debian packages
-        uses: actions/cache@v4
+        uses: @cache@
         with:
           path: ~/apt-debs
           key: rculabs-apt-ubuntu-24.04-v1
@@ -94,9 +106,16 @@ REPORT = """\
       contents: read
     steps:
       - name: Report the points to GitHub Classroom
-        uses: classroom-resources/autograding-grading-reporter@v1
+        uses: @reporter@
         env:
 """
+
+
+def pinned(text):
+    """TEXT with each @name@ replaced by its pinned action."""
+    for k, v in ACTIONS.items():
+        text = text.replace(f"@{k}@", v)
+    return text
 
 
 def q(s):
@@ -113,19 +132,19 @@ def main(argv):
     o = [HEAD]
     for sid, _, _ in steps:
         o.append(f"      {sid}: ${{{{ steps.{sid}.outputs.result }}}}\n")
-    o.append(SETUP % (PACKAGES, args))
+    o.append(pinned(SETUP % (PACKAGES, args)))
     for sid, lab, t in steps:
         o.append(f"""\
       - id: {sid}
         name: {q(f"{lab.name}: {t['name']}")}
-        uses: classroom-resources/autograding-command-grader@v1
+        uses: {ACTIONS['grader']}
         with:
           test-name: {q(f"{lab.name}: {t['name']}")}
           command: {q(CHECK.format(lab=lab.name, test=t['name']))}
           timeout: 1
           max-score: {int(t.get('points', 0))}
 """)
-    o.append(REPORT)
+    o.append(pinned(REPORT))
     for sid, _, _ in steps:
         o.append(f"          {sid.upper()}_RESULTS: ${{{{ needs.grade.outputs.{sid} }}}}\n")
     o.append("        with:\n")
