@@ -37,7 +37,8 @@ LAB1 = "01-synchronize-rcu"
 EVERY_FUNCTION = ["exit_group", "raise_bug_signal", "bug_first"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
             "redefine_asserts", "forge_proofs", "assert_functions", "set_switches",
-            "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include", "macro_body"]
+            "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include", "macro_body",
+            "proofs_without_report"]
 # The lab 1 file an appended attack goes into (rcu.c unless named here).
 APPENDED_TO = {"redefine_asserts": "rculist.h", "macro_body": "rculist.h"}
 # Attacks the grader's code check (tools/workbook/objcheck.py) refuses: what
@@ -53,11 +54,12 @@ REFUSED_AS = {"redefine_asserts": "#undef cr_assert in a header the tests includ
               "asm_syscall": "has inline assembly",
               "outside_include": "includes @ROOT@/common/src/internal.h, outside the lab",
               "macro_body": "macro rcu_dereference declares an extern name"}
-# Lab 1's time budget for an appended attack. The attacks act in a
-# constructor, before any test; a detached process that keeps Criterion's
-# runner waiting (left_running, rewrite_results) makes the grader spend the
-# whole budget, which is how it ends such a run, with 120 s or with this.
-ATTACK_BUDGET = 15
+# Lab 1's budget (--lab-budget) for an appended attack. The attacks act in a
+# constructor, before any test; one that keeps Criterion's runner busy
+# (left_running, rewrite_results, proofs_without_report) makes the grader
+# spend the whole budget, which is how it ends such a run, with 120 s or
+# with this.
+ATTACK_BUDGET = 8
 
 
 def copy_starters(dst):
@@ -292,7 +294,8 @@ def attack_check(kind, tmp, env, slot, secret):
     sub = os.path.join(tmp, kind)
     out = os.path.join(tmp, "results", kind, "results.json")
     os.makedirs(os.path.dirname(out))
-    make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark})
+    tests = " ".join(t["name"] for lab in all_labs() if lab.name == LAB1 for t in lab.tests)
+    make(kind, sub, {"@ROOT@": ROOT, "@OUT@": out, "@MARK@": mark, "@TESTS@": tests})
     r, res = grade(sub, out, [LAB1], env, slot, ATTACK_BUDGET, kind in REFUSED_AS)
     # The grade command has returned: whatever the attack left is here now.
     if res is None:

@@ -35,7 +35,8 @@ Instructors
                               grade a submission (a copy of labs/, or a tree holding one)
   grade --batch DIR --out DIR [-j N] [--prior ...] [LAB...]
                               grade every entry of DIR: grades.csv (a row each) plus reports
-        [--lab-budget SECONDS] at most this long running one lab's tests (default 120);
+        [--lab-budget SECONDS] a lab's tests may use SECONDS of CPU time on each CPU
+                              (default 120) and 3 x SECONDS on the wall clock;
                               submission code always runs sandboxed (docs/instructors.md)
         [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0; a batch
                               with -j J takes N..N+J-1): two grade commands at once need

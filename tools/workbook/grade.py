@@ -32,7 +32,7 @@ from .reports import check_out_file, lab_result, render, report_gradescope, repo
 from .run import clean_env, exe_path, run_graded
 from .sandbox import Sandbox
 
-LAB_BUDGET = 120      # seconds of test running per lab, whatever the submission does
+LAB_BUDGET = 120      # CPU-seconds per job (and 3x on the wall clock) a lab's tests may use
 BUILD_WALL = 300      # seconds a lab's build may take
 
 
@@ -281,10 +281,11 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
                     shutil.rmtree(wd)
                 os.makedirs(os.path.join(wd, "logs"))
                 slot.sandbox.give(wd)
-                res, _ = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
-                                    lab.timeouts(), jobs, budget, slot.sandbox)
+                res, used = run_graded(exe_path(slot.dir, lab), lab.names(), wd,
+                                       lab.timeouts(), jobs, budget, slot.sandbox)
                 slot.sandbox.take(wd)
                 r = lab_result(lab, res)  # verdicts from the proofs, not the runner's XML
+                r["usage"] = used.usage()
         r["isolation"] = slot.sandbox.kind
         r["seconds"] = time.time() - t1
         out.append(r)

@@ -30,7 +30,10 @@ def report_text(results, title=None, isolation=None):
             if not passed and not r["error"]:
                 for m in msgs:
                     o.write(f"     {m}\n")
-        o.write(f"Score: {r['score']}/{r['max']}\n")
+        u = r.get("usage")
+        o.write(f"Score: {r['score']}/{r['max']}" +
+                (f" (its tests ran {u['seconds']:.0f} s and used {u['cpu_seconds']:.0f} of "
+                 f"{u['cpu_budget']:.0f} CPU-s)" if u else "") + "\n")
         tot += r["score"]
         mx += r["max"]
     o.write(f"Score: {tot}/{mx} (total)\n")
@@ -52,7 +55,7 @@ def report_json(results, isolation=None):
     labs = []
     for r in results:
         labs.append({"name": r["lab"].name, "label": r["lab"].label, "score": r["score"],
-                     "max_score": r["max"], "error": r["error"],
+                     "max_score": r["max"], "error": r["error"], "usage": r.get("usage"),
                      "tests": [{"name": t["name"], "passed": ok, "score": s, "max_score": m,
                                 "output": out}
                                for lab, t, ok, s, m, out in test_rows([r])]})

@@ -5,6 +5,7 @@ import os
 import re
 import resource
 import secrets
+import select
 import signal
 import stat
 import subprocess
@@ -32,14 +33,20 @@ def clean_env(extra=None):
     return env
 
 
-def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None):
+def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None, cpu=None,
+               usage=None):
     """Run a test binary in its own process group with a wall-clock limit
     (inside SANDBOX, a sandbox.Sandbox, when given: every process it started
-    is gone when this returns). Returns (returncode or None on timeout, seconds)."""
+    is gone when this returns) and, with CPU, a limit on the CPU time its
+    processes use (tree_cpu(), sampled every POLL seconds, so a run may
+    overshoot it by that much). USAGE, a dict when given, receives "cpu" (the
+    CPU seconds the run used) and "stopped" ("cpu", "wall" or None).
+    Returns (returncode or None when a limit stopped it, seconds)."""
     t0 = time.time()
     how = {"args": [exe] + args, "preexec_fn": _limits, "env": env}
     if sandbox:
         how = sandbox.wrap(how["args"], cwd, env, rw=[cwd], ro=sandbox_reads(exe))
+    uid = sandbox.uid if sandbox and sandbox.switch else None
     with open(log_path, "w") as log:
         if echo:
             p = subprocess.Popen(cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -49,10 +56,7 @@ def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None):
         else:
             p = subprocess.Popen(cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT, **how)
-        try:
-            rc = p.wait(timeout=wall)
-        except subprocess.TimeoutExpired:
-            rc = None
+        rc, stopped, used = _wait_limited(p, wall, cpu, uid)
         try:
             os.killpg(p.pid, signal.SIGKILL)   # workers die with the runner; be sure
         except ProcessLookupError:
@@ -63,7 +67,88 @@ def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None):
             sandbox.reap()
         if echo:
             reader.join(5)
+    if usage is not None:
+        usage.update(cpu=used, stopped=stopped)
     return rc, time.time() - t0
+
+
+def _wait_limited(p, wall, cpu, uid):
+    """Wait for the process P within WALL seconds and CPU seconds of CPU time
+    (None: no CPU limit): (returncode or None, what stopped it or None, CPU
+    seconds used: exact, from wait4(), when it ended by itself)."""
+    deadline = time.time() + wall
+    used = 0.0
+    try:
+        pidfd = os.pidfd_open(p.pid)
+    except (OSError, AttributeError):
+        pidfd = None
+    try:
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                p.returncode = os.waitstatus_to_exitcode(status)
+                return p.returncode, None, max(used, ru.ru_utime + ru.ru_stime)
+            if cpu is not None:
+                used = max(used, tree_cpu(p.pid, uid))
+                if used > cpu:
+                    return None, "cpu", used
+            left = deadline - time.time()
+            if left <= 0:
+                return None, "wall", used
+            if pidfd is None:
+                time.sleep(min(POLL, left))
+            else:
+                select.select([pidfd], [], [], min(POLL, left))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+POLL = 0.25                  # seconds between two looks at a run's CPU time
+
+
+def _cpu_table():
+    """{pid: (ppid, uid, CPU seconds, state)} of every process: its threads'
+    user and system time plus what the children it reaped used, and its
+    state letter (/proc/PID/stat)."""
+    out = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat", "rb") as f:
+                st = f.read()
+            uid = os.stat(f"/proc/{p}").st_uid
+        except OSError:
+            continue
+        f = st[st.rindex(b")") + 2:].split()     # from field 3 (state) on
+        out[int(p)] = (int(f[1]), uid, sum(int(x) for x in f[11:15]) / CLK_TCK, f[0])
+    return out
+
+
+def tree_cpu(root, uid=None):
+    """CPU seconds (user + system) used so far by process ROOT and every
+    process descended from it, and, when UID is given, by every process of
+    that user that is still alive (which catches a process that left the
+    tree by a double fork).
+    Each process counts its own time and that of the children it reaped, so
+    nothing is counted twice. Does not promise: the time of an orphan whose
+    new parent is not counted, once it is gone."""
+    procs = _cpu_table()
+    kids = {}
+    for pid, (ppid, _, _, _) in procs.items():
+        kids.setdefault(ppid, []).append(pid)
+    seen, todo = set(), [root]
+    while todo:
+        p = todo.pop()
+        if p in procs and p not in seen:
+            seen.add(p)
+            todo += kids.get(p, [])
+    if uid is not None:
+        # not a dead one an earlier run left for init to reap: its time is spent
+        seen |= {p for p, (_, u, _, st) in procs.items() if u == uid and st not in b"ZX"}
+    return sum(procs[p][2] for p in seen)
 
 
 def sandbox_reads(exe):
@@ -419,43 +504,81 @@ def is_stress_name(name):
     return name.split("/", 1)[1].startswith("parallel")
 
 
+# Tests per run of Criterion's runner in a graded tier, per job. Its report
+# comes only at its end, and a test scores only with that report: when the
+# lab's budget stops a run, the tests of that run alone lose their points.
+CHUNK_PER_JOB = 4
+
+
 def run_graded(exe, names, workdir, timeouts, jobs, budget, sandbox=None):
-    """Grade NAMES of EXE within BUDGET seconds in all, inside SANDBOX: the
-    deterministic tests in one run, then the parallel stress tier in another
-    with what is left. The runner writes its report only at its end, so a
-    parallel test that hangs (its hang is found only near its time-out)
-    must not take the deterministic tests' report with it: they failed or
-    passed in seconds, and say so. Returns ({name: (passed, messages)},
-    seconds)."""
-    results, spent = {}, 0.0
+    """Grade NAMES of EXE inside SANDBOX within the lab's budget: BUDGET
+    seconds of CPU time on each of JOBS CPUs (user + system time of every
+    process of the runs), and three times BUDGET on the wall clock (a busy
+    machine slows a lab; tests waiting on nothing use no CPU). The
+    deterministic tests first, then the parallel stress tier, each in runs
+    of a few tests: the runner writes its report only at its end, and a test
+    scores only with that report. Returns ({name: (passed, messages)}, the
+    Budget, which says what the runs used)."""
+    budget = Budget(float(budget), jobs)
+    results = {}
     tiers = [[n for n in names if not is_stress_name(n)], [n for n in names if is_stress_name(n)]]
-    for i, tier in enumerate(t for t in tiers if t):
-        left = float(budget) - spent
-        if left < 1:
-            for n in tier:
-                results[n] = (False, [f"not run: the lab's time budget ({float(budget):.0f}s) "
-                                      f"was spent before it started"])
+    size = CHUNK_PER_JOB * jobs
+    runs = [t[i:i + size] for t in tiers for i in range(0, len(t), size)]
+    for i, chunk in enumerate(runs):
+        if budget.spent():
+            for n in chunk:
+                results[n] = (False, [f"not run: {budget.describe()} before it started"])
             continue
-        res, secs = _run_graded_tier(exe, tier, workdir, f"graded{i or ''}", timeouts, jobs,
-                                     left, budget, sandbox)
-        results.update(res)
-        spent += secs
-    return results, spent
+        results.update(_run_graded_chunk(exe, chunk, workdir, "graded" + (f"{i}" if i else ""),
+                                         timeouts, jobs, budget, sandbox))
+    return results, budget
 
 
-def _run_graded_tier(exe, names, workdir, stem, timeouts, jobs, left, budget, sandbox):
-    """One run of NAMES within LEFT seconds (of the lab's BUDGET). When it is
-    stopped there, the tests that proved their end still pass and the others
-    fail ("not finished when the lab's time budget was spent", with the cause
-    from the test's own log, or "not run: ...")."""
+class Budget:
+    """What is left of a lab's budget (run_graded())."""
+
+    def __init__(self, seconds, jobs):
+        self.seconds, self.jobs = seconds, jobs
+        self.cpu, self.wall = seconds * jobs, seconds * 3
+        self.cpu_used = self.wall_used = 0.0
+        self.stopped = None
+
+    def spent(self):
+        return self.cpu - self.cpu_used < 0.5 or self.wall - self.wall_used < 1
+
+    def charge(self, usage, secs):
+        self.cpu_used += usage.get("cpu", 0.0)
+        self.wall_used += secs
+        self.stopped = usage.get("stopped") or self.stopped
+
+    def usage(self):
+        """What the lab's runs used, for the report."""
+        return {"seconds": round(self.wall_used, 1), "cpu_seconds": round(self.cpu_used, 1),
+                "cpu_budget": self.cpu, "wall_limit": self.wall}
+
+    def describe(self, why=None):
+        """What ran out, as a clause: "the lab's CPU budget (...) was spent"."""
+        if (why or self.stopped) == "wall":
+            return (f"the lab's wall-clock limit ({self.wall:.0f} s; its tests waited without "
+                    f"using the CPU, or the machine was busy) was reached")
+        return (f"the lab's CPU budget ({self.cpu:.0f} CPU-s: {self.seconds:.0f} s on each of "
+                f"{self.jobs} CPUs) was spent")
+
+
+def _run_graded_chunk(exe, names, workdir, stem, timeouts, jobs, budget, sandbox):
+    """One run of NAMES within what is left of BUDGET. A test scores only
+    with the runner's report (a proof alone is what code inside the test
+    process could forge); when the budget stops the run, its tests fail with
+    the cause from their own logs ("not finished when ...", "not run: ...")."""
     os.makedirs(workdir, exist_ok=True)
     base = os.path.join(workdir, stem)
     for ext in (".json", ".xml", ".log"):
         if os.path.lexists(base + ext):
             os.unlink(base + ext)
+    wall = budget.wall - budget.wall_used
     # Tests keep their own timeouts (a loaded machine slows the parallel
     # torture tests many times over); the lab's budget bounds the whole run.
-    tmo = min(float(left), max(float(timeouts.get(n, 60)) for n in names))
+    tmo = min(wall, max(float(timeouts.get(n, 60)) for n in names))
     logdir = os.path.join(workdir, "logs")    # the caller gave it to the sandbox user
     os.makedirs(logdir, exist_ok=True)
     env = clean_env({"WORKBOOK_TRACE_DIR": os.path.join(workdir, "traces"),
@@ -468,8 +591,10 @@ def _run_graded_tier(exe, names, workdir, stem, timeouts, jobs, left, budget, sa
         os.chmod(proof, 0o200)
     args = ["--color=never", "--verbose", f"-j{jobs}", f"--json={base}.json",
             f"--timeout={tmo:.1f}", f"--filter={extglob(names)}"]
-    rc, secs = run_binary(exe, args, workdir, dict(env, **penv), left, base + ".log",
-                          sandbox=sandbox)
+    usage = {}
+    rc, secs = run_binary(exe, args, workdir, dict(env, **penv), wall, base + ".log",
+                          sandbox=sandbox, cpu=budget.cpu - budget.cpu_used, usage=usage)
+    budget.charge(usage, secs)
     # Every process of the run is gone: only now read what it left.
     proofs = read_proofs(proof, nonce)
     ends = expected_ends(exe)
@@ -479,18 +604,22 @@ def _run_graded_tier(exe, names, workdir, stem, timeouts, jobs, left, budget, sa
         if rep is not None:
             v = rep.get(n, (False, ["not run: no such test in the binary"]))
             results[n] = require_proof(n, v, proofs, ends)
-        elif ends.get(n, "end") in proofs.get(n, ()):
-            results[n] = (True, [])
-        elif rc is None and read_log(logdir, n).strip():
-            # It ran, and its own log may say how far: its BUG or the harness's
-            # hang report (written before the test's time-out), with the seed;
-            # cause_lines() shows it as it shows a crash's.
+        elif rc is None and ends.get(n, "end") in proofs.get(n, ()):
+            results[n] = (False, [f"finished, but {budget.describe(usage['stopped'])} before "
+                                  f"Criterion's runner reported its run: a test scores only "
+                                  f"with the runner's report (regrade with a larger "
+                                  f"--lab-budget)"])
+        elif rc is None and os.path.exists(test_log(logdir, n)):
+            # It started (the harness opened its log), and its log may say how
+            # far: its BUG or the harness's hang report (written before the
+            # test's time-out), with the seed; cause_lines() shows it as it
+            # shows a crash's.
             ran = failure_cause(read_log(logdir, n)).get("bug")
-            results[n] = (False, [f"not finished when the lab's time budget ({budget:.0f}s) "
-                                  f"was spent"] + ([CRITERION_CRASH] if ran else []))
+            results[n] = (False, [f"not finished when {budget.describe(usage['stopped'])}"] +
+                          ([CRITERION_CRASH] if ran else []))
         elif rc is None:
-            results[n] = (False, [f"not run: the lab's time budget ({budget:.0f}s) was "
-                                  f"spent before it started"])
+            results[n] = (False, [f"not run: {budget.describe(usage['stopped'])} before it "
+                                  f"started"])
         else:
             results[n] = (False, ["the test runner wrote no report (it crashed or was "
                                   "killed)"])
@@ -500,7 +629,7 @@ def _run_graded_tier(exe, names, workdir, stem, timeouts, jobs, left, budget, sa
         if not ok:
             results[n] = _no_silent_failure((False, with_cause(msgs, read_log(logdir, n),
                                                                float(timeouts.get(n, 60)))))
-    return results, secs
+    return results
 
 
 def read_log(logdir, test):
