@@ -25,3 +25,9 @@ id student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbi
 # shellcheck disable=SC2086
 WORKBOOK_SANDBOX_USER=student ./workbook grade --impl labs --prior "$PRIOR" --out /tmp/prebuild.txt --force $LABS </dev/null
 grep '(total)' /tmp/prebuild.txt
+# A lab that does not build here would score 0 for every student: fail the
+# image's setup instead, with the line that says why.
+if grep -E '^ +0 points: (does not compile|refused|cmake failed)' /tmp/prebuild.txt; then
+	echo "setup.sh: the starters do not build in this image (above): not ready to grade" >&2
+	exit 1
+fi

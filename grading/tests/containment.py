@@ -316,16 +316,14 @@ def attack_check(kind, tmp, env, slot, secret):
     if kind == "write_outside":
         paths = [f"{ROOT}/labs/HOSTILE-{mark}", f"{ROOT}/HOSTILE-{mark}",
                  f"{slot_dir(slot)}/lab1_tests.HOSTILE-{mark}"]
-        tmp_file = f"/tmp/HOSTILE-{mark}"
-        if iso == "bwrap":
-            paths.append(tmp_file)
-        elif os.path.exists(tmp_file):
-            saw.append(f"(user sandbox: {tmp_file} written: the host /tmp is shared)")
-            os.unlink(tmp_file)
+        # the user sandbox shares these with the host: the grader removes
+        # what the sandbox account left there
+        paths += [f"{d}/HOSTILE-{mark}" for d in ("/tmp", "/var/tmp", "/dev/shm")]
         written = [p for p in paths if os.path.exists(p)]
         problems += [f"{p} written" for p in written]
         for p in written:
             os.unlink(p)
+        problems += [ln for ln in saw if "slot 1's submission: READ" in ln]
     if kind == "read_solutions":
         seen = [l for l in saw if "READ" in l]
         blob = json.dumps(res)

@@ -78,6 +78,8 @@ class Slot:
         except OSError:
             raise Fail(f"{os.path.relpath(self.dir, ROOT)} is in use by another grade command: "
                        "give this one another --slot", 1)
+        if self.sandbox:
+            self.sandbox.seal(self.dir)
         return self
 
     def scrub(self):

@@ -11,8 +11,11 @@ solutions/, other submissions or the results, nor outlive its run. Two ways:
          PID, network, IPC and UTS namespaces; when the run ends the PID
          namespace ends and every process in it with it.
   user   where user namespaces are unavailable (Docker-based autograders):
-         the unprivileged user alone; solutions/ made unreadable to it, and
-         every process of that user killed after each run.
+         the unprivileged user alone, an account per grading slot;
+         solutions/ made unreadable to it, its slot's folder unreadable to
+         the other slots' accounts, and after each run every process of
+         that user killed and every file it left in /tmp, /var/tmp and
+         /dev/shm removed.
 A third, "none", is only for an instructor without root and without
 bubblewrap: submission code then runs with the instructor's rights, and every
 report says so.
@@ -40,6 +43,42 @@ DEFAULT_USER = "rculabs-sandbox"
 
 _detected = {}
 
+# Folders every account may write to, which the user sandbox shares with
+# the host: what the sandbox user left there is removed after each run.
+SHARED_TMP = ["/tmp", "/var/tmp", "/dev/shm"]
+
+
+def remove_owned(uid, tops=SHARED_TMP):
+    """Remove what UID owns under TOPS (each a folder every account may
+    write to), at any depth: the files a submission left in the host's
+    temporary folders in the user sandbox. Returns how many were removed.
+    Links are removed, never followed."""
+    n = 0
+    for top in tops:
+        for d, dirs, files in os.walk(top, topdown=True):
+            keep = []
+            for x in dirs:
+                p = os.path.join(d, x)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if st.st_uid == uid:
+                    shutil.rmtree(p, ignore_errors=True)
+                    n += 1
+                elif not os.path.islink(p):
+                    keep.append(x)
+            dirs[:] = keep
+            for x in files:
+                p = os.path.join(d, x)
+                try:
+                    if os.lstat(p).st_uid == uid:
+                        os.unlink(p)
+                        n += 1
+                except OSError:
+                    pass
+    return n
+
 
 def _user_entry(name):
     try:
@@ -53,15 +92,16 @@ def _sandbox_user(slot=0):
     as: an account of its own per slot (rculabs-sandbox, rculabs-sandbox1,
     ...), created when missing, so that the clean-up of one grade (every
     process of its user killed) never touches another; never an existing
-    account the grader merely guessed at. WORKBOOK_SANDBOX_USER names one
-    account for every slot instead."""
+    account the grader merely guessed at. WORKBOOK_SANDBOX_USER=NAME names
+    existing accounts instead: NAME for slot 0, NAME1, NAME2, ... for the
+    others (never one account for two slots)."""
     want = os.environ.get("WORKBOOK_SANDBOX_USER")
     if os.geteuid() != 0:
         if want and want != pwd.getpwuid(os.geteuid()).pw_name:
             raise Fail(f"WORKBOOK_SANDBOX_USER={want} needs root (to switch to that user)")
         e = pwd.getpwuid(os.geteuid())
         return e.pw_name, e.pw_uid, e.pw_gid
-    name = want or (DEFAULT_USER + (str(slot) if slot else ""))
+    name = (want or DEFAULT_USER) + (str(slot) if slot else "")
     e = _user_entry(name)
     if not e and not want:
         r = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
@@ -71,7 +111,8 @@ def _sandbox_user(slot=0):
         if not e:
             raise Fail(f"cannot create the sandbox user {name}: {r.stdout.strip()}")
     if not e:
-        raise Fail(f"WORKBOOK_SANDBOX_USER={want}: no such account")
+        raise Fail(f"WORKBOOK_SANDBOX_USER={want}: no account {name}" +
+                   (f" (slot {slot} grades as {name}: one account per slot)" if slot else ""))
     if e.pw_uid == 0:
         raise Fail(f"the sandbox user {name} is root")
     return e.pw_name, e.pw_uid, e.pw_gid
@@ -107,6 +148,7 @@ class Sandbox:
                 raise Fail("the 'user' sandbox needs root (to run as another user)")
             self._lock_secrets()
         self._pending = []
+        self._sealed = None
 
     # ------------------------------------------------------------ set-up
     def _detect(self):
@@ -132,7 +174,8 @@ class Sandbox:
         return _detected[key]
 
     def _lock_secrets(self):
-        """user mode: solutions/, .git and grading/ unreadable to the user."""
+        """user mode: solutions/, .git, grading/ (HIDDEN) unreadable to the
+        user, and no grading slot's folder readable by every account."""
         for h in sorted(HIDDEN & set(os.listdir(ROOT))):
             p = os.path.join(ROOT, h)
             if os.path.isdir(p) and not os.path.islink(p):
@@ -140,6 +183,14 @@ class Sandbox:
                 if st.st_mode & 0o077 or st.st_uid == self.uid:
                     os.chown(p, os.geteuid(), os.getegid())
                     os.chmod(p, 0o700)
+        # Grading slots' folders: each is opened to its own account's group
+        # when claimed (seal()); none is open to every account.
+        for e in sorted(os.listdir(ROOT)):
+            p = os.path.join(ROOT, e)
+            if e.startswith("build-wb-grade-") and os.path.isdir(p) and not os.path.islink(p):
+                mode = os.stat(p).st_mode
+                if mode & 0o007:
+                    os.chmod(p, mode & 0o770)
         probe = subprocess.run(["cat", os.path.join(ROOT, "labs", "..", "solutions", ".")],
                                preexec_fn=self._become, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
@@ -152,7 +203,8 @@ class Sandbox:
                     "read-only workbook without solutions/)")
         if self.kind == "user":
             return (f"user (unprivileged user {self.name}, no namespaces: solutions/ "
-                    "unreadable to it, its processes killed after each run)")
+                    "unreadable to it, its processes killed and its temporary files removed "
+                    "after each run)")
         return "none (no bubblewrap and not root: submission code ran with your rights)"
 
     # ------------------------------------------------------------ files
@@ -163,6 +215,20 @@ class Sandbox:
     def take(self, path):
         """Take PATH back: the sandbox user may read it, not change it."""
         self._chown_tree(path, os.geteuid(), os.getegid())
+        if path == self._sealed:
+            self.seal(path)
+
+    def seal(self, path):
+        """PATH (a grading slot's folder) readable by this sandbox's account
+        and by no other (root's, the account's group, 0750): in the user
+        sandbox, a submission in another slot, under another account, cannot
+        read this one's files (under bwrap a run sees its own slot's folders
+        alone anyway)."""
+        if not self.switch:
+            return
+        self._sealed = path
+        os.chown(path, os.geteuid(), self.gid)
+        os.chmod(path, 0o750)
 
     def _chown_tree(self, path, uid, gid):
         if not self.switch or not os.path.exists(path):
@@ -199,7 +265,7 @@ class Sandbox:
                 a += ["--ro-bind", p, p]
         a += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
         for e in sorted(os.listdir(ROOT)):
-            if e in HIDDEN or e.startswith(("build", ".")):
+            if e in HIDDEN or e.startswith(("build", ".")) or self._leads_away(e):
                 continue
             a += ["--ro-bind", os.path.join(ROOT, e), os.path.join(ROOT, e)]
         for h in self.hide:
@@ -210,6 +276,19 @@ class Sandbox:
         for p in rw:
             a += ["--bind", p, p]
         return a + ["--remount-ro", "/"]      # the view's own folders too: only RW and /tmp write
+
+    @staticmethod
+    def _leads_away(entry):
+        """Whether ROOT/ENTRY is a link into what the view leaves out (a
+        build folder, solutions/, ...) or out of the workbook: binding it
+        would bring that into the view (the root's compile_commands.json
+        leads into the instructor's build folder)."""
+        p = os.path.join(ROOT, entry)
+        if not os.path.islink(p):
+            return False
+        rel = os.path.relpath(os.path.realpath(p), os.path.realpath(ROOT))
+        first = rel.split(os.sep)[0]
+        return first == ".." or first in HIDDEN or first.startswith(("build", "."))
 
     def wrap(self, argv, cwd, env, rw=(), ro=(), limits=None):
         """subprocess.Popen arguments (args, preexec_fn, env, pass_fds) that
@@ -260,6 +339,8 @@ class Sandbox:
             left = _count_procs(self.uid)
             if left:
                 warn(f"{left} process(es) of the sandbox user {self.name} survived the kill")
+            # Its own account per slot: nothing it owns there belongs to another grade.
+            remove_owned(self.uid)
 
     @staticmethod
     def _child_pid(r):

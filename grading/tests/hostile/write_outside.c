@@ -1,5 +1,5 @@
 
-/* hostile: write files outside the submission's folder. */
+/* hostile: write files outside the submission's folder, read another slot's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,4 +27,10 @@ __attribute__((constructor)) static void hostile_write_outside(void)
 	snprintf(path, sizeof(path), "%s.HOSTILE-@MARK@", exe);   /* beside the binary */
 	hostile_try_write(path);
 	hostile_try_write("/tmp/HOSTILE-@MARK@");
+	hostile_try_write("/var/tmp/HOSTILE-@MARK@");
+	hostile_try_write("/dev/shm/HOSTILE-@MARK@");
+	/* another grading slot's submission (containment grades on slots 0, 1) */
+	int fd = open("@ROOT@/build-wb-grade-own-1/impl/01-synchronize-rcu/rcu.c", O_RDONLY);
+
+	fprintf(stderr, "hostile: read slot 1's submission: %s\n", fd >= 0 ? "READ" : strerror(errno));
 }
