@@ -38,7 +38,7 @@ EVERY_FUNCTION = ["exit_group", "raise_bug_signal", "bug_first"]
 APPENDED = ["write_outside", "read_solutions", "left_running", "rewrite_results", "fake_output",
             "redefine_asserts", "forge_proofs", "assert_functions", "set_switches",
             "no_sanitize", "pasted_attribute", "asm_syscall", "outside_include", "macro_body",
-            "proofs_without_report"]
+            "proofs_without_report", "call_proof_writer"]
 # The lab 1 file an appended attack goes into (rcu.c unless named here).
 APPENDED_TO = {"redefine_asserts": "rculist.h", "macro_body": "rculist.h"}
 # Attacks the grader's code check (tools/workbook/objcheck.py) refuses: what
@@ -53,7 +53,8 @@ REFUSED_AS = {"redefine_asserts": "#undef cr_assert in a header the tests includ
               "pasted_attribute": "has __attribute__((constructor))",
               "asm_syscall": "has inline assembly",
               "outside_include": "includes @ROOT@/common/src/internal.h, outside the lab",
-              "macro_body": "macro rcu_dereference declares an extern name"}
+              "macro_body": "macro rcu_dereference declares an extern name",
+              "call_proof_writer": "uses sim_test_proof, which is not part of the lab's API"}
 # Lab 1's budget (--lab-budget) for an appended attack. The attacks act in a
 # constructor, before any test; one that keeps Criterion's runner busy
 # (left_running, rewrite_results, proofs_without_report) makes the grader
@@ -103,9 +104,10 @@ def make(kind, dst, subst):
     return 1
 
 
-def grade(sub, out, labs, env, slot=0, budget=None, check_code=False):
+def grade(sub, out, labs, env, slot=0, budget=None, check_code=False, prior="own"):
     env = dict(env, WORKBOOK_GRADE_CHECK_CODE="1" if check_code else "0")
-    extra = [f"--slot={slot}"] + ([f"--lab-budget={budget}"] if budget else [])
+    extra = [f"--slot={slot}", f"--prior={prior}"] + \
+        ([f"--lab-budget={budget}"] if budget else [])
     r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--impl", sub, "--format",
                         "json", "--out", out] + extra + labs, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL, env=env)
@@ -175,7 +177,8 @@ def _checks(tmp, env, sandbox):
     the results in the order of the attacks."""
     secret = solution_lines()
     jobs = [("reference", None)] + [(k, None) for k in EVERY_FUNCTION] + \
-        [(k, ATTACK_BUDGET) for k in APPENDED] + [(k, None) for k in LINKS]
+        [(k, ATTACK_BUDGET) for k in APPENDED] + [(k, None) for k in LINKS] + \
+        [("prior_reference", None)]
     try:
         parallel = Sandbox(sandbox).kind == "bwrap"
     except Fail as e:
@@ -192,6 +195,8 @@ def _checks(tmp, env, sandbox):
                 return [reference_check(tmp, env, slot)]
             if job[0] in LINKS:
                 return [link_check(job[0], tmp, env, slot)]
+            if job[0] == "prior_reference":
+                return [prior_check(tmp, env, slot)]
             if job[0] in EVERY_FUNCTION:
                 return [every_function_check(job[0], tmp, env, slot)]
             return [attack_check(job[0], tmp, env, slot, secret)]
@@ -242,6 +247,30 @@ def link_check(kind, tmp, env, slot):
     ok = res["score"] == 0 and want in err
     return ok, f"{kind}: {res['score']}/{res['max_score']} ({iso}); {err[:160] or '-'}", \
         "" if ok else f"expected 0 and '{want}'"
+
+
+def prior_check(tmp, env, slot):
+    """Labs 1 and 2 graded together with --prior solutions: the grader
+    stages lab 1's reference in the slot's prior/ for lab 2's build. Lab 1's
+    files are each one #include of that copy, graded with the code check off
+    (which refuses the include on its own): lab 1's build must not read it."""
+    sub = os.path.join(tmp, "prior_reference")
+    copy_starters(sub)
+    lab = next(l for l in all_labs() if l.name == LAB1)
+    for f in lab.files:
+        ref = os.path.join(slot_dir(slot, "solutions"), "prior", LAB1, f)
+        with open(os.path.join(sub, "labs", LAB1, f), "w") as fh:
+            fh.write(f'#include "{ref}"\n')
+    r, res = grade(sub, os.path.join(tmp, "prior_reference.json"), [LAB1, "02-call-rcu"], env,
+                   slot, prior="solutions")
+    if res is None:
+        return False, "prior_reference", f"grading failed: {r.stdout.strip()[-300:]}"
+    lab1 = res["labs"][0]
+    iso = res.get("isolation", "?").split(" ")[0]
+    return (res["score"] == 0, f"prior_reference (labs 1 and 2, --prior solutions; lab 1 "
+            f"includes the reference staged for lab 2): {res['score']}/{res['max_score']} "
+            f"({iso}); lab 1: {(lab1['error'] or '-')[:120]}",
+            "" if res["score"] == 0 else "lab 1's build read the staged reference")
 
 
 def reference_check(tmp, env, slot):

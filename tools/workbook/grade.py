@@ -101,18 +101,21 @@ class Slot:
                     shutil.rmtree(p)
 
 
-def stage_prior(slot, labs):
-    """The reference's files of the earlier labs that LABS use (what
-    WORKBOOK_PRIOR=solutions links) copied into the slot by the grader, so
-    that no sandboxed step needs solutions/. Only those: grading lab 3 alone
-    puts labs 1 and 2 there, never lab 3's own reference. The graded labs'
-    hidden tests (solutions/NN/tests/*.c, test code, not reference code) go
-    there too: CMake builds them in from WORKBOOK_SOLUTIONS."""
+def stage_prior(slot, labs, prior):
+    """With PRIOR "solutions", the reference's files of the earlier labs that
+    LABS build on (what WORKBOOK_PRIOR=solutions links) copied into the slot
+    by the grader, so that no sandboxed step needs solutions/. Only those:
+    grading lab 3 alone puts labs 1 and 2 there, never lab 3's own
+    reference; grading labs 1 and 2 together puts lab 1's there, which only
+    lab 2's steps may read (prior_hidden()). With "own", none. The graded
+    labs' hidden tests (solutions/NN/tests/*.c, test code, not reference
+    code) go there in either case: CMake builds them in from
+    WORKBOOK_SOLUTIONS."""
     if os.path.isdir(slot.prior_dir):
         shutil.rmtree(slot.prior_dir)
     # What a lab builds from an earlier lab: the labs it uses and the labs
     # whose modules it loads (lab 4 builds lab 3's module/mymod.c).
-    used = {u for lab in labs for u in lab.builds_on()}
+    used = {u for lab in labs for u in lab.builds_on()} if prior == "solutions" else set()
     for lab in labs:
         hidden = os.path.join(SOLUTIONS, lab.name, "tests")
         if os.path.isdir(hidden):
@@ -191,12 +194,24 @@ def stage_submission(impl, slot, labs, top=None):
     return missing
 
 
-def sandboxed_build(slot, target):
-    """Build TARGET of the slot in its sandbox: (ok, first error)."""
+def prior_hidden(slot, lab):
+    """The reference files staged in the slot's prior/ that LAB's sandboxed
+    steps must not read: all but those of the labs LAB builds on. Grading
+    labs 1 and 2 together with --prior solutions stages lab 1's reference
+    for lab 2; lab 1's own build must not see it (an #include of it would
+    hand in the reference)."""
+    keep = set(lab.builds_on())
+    return [os.path.join(slot.prior_dir, other.name, f) for other in all_labs()
+            if other.name not in keep for f in other.files
+            if os.path.isfile(os.path.join(slot.prior_dir, other.name, f))]
+
+
+def sandboxed_build(slot, lab):
+    """Build LAB's target in the slot's sandbox: (ok, first error)."""
     sb = slot.sandbox
-    sb.give(slot.dir)
-    how = sb.wrap(["ninja", "-C", slot.dir, target], slot.dir, clean_env(), rw=[slot.dir],
-                  limits={"cpu": BUILD_WALL})
+    sb.give(slot.dir, keep=[slot.prior_dir])
+    how = sb.wrap(["ninja", "-C", slot.dir, lab.target], slot.dir, clean_env(), rw=[slot.dir],
+                  limits={"cpu": BUILD_WALL}, hide=prior_hidden(slot, lab))
     try:
         r = subprocess.run(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            errors="replace", stdin=subprocess.DEVNULL, timeout=BUILD_WALL,
@@ -226,7 +241,8 @@ def sandboxed_objcheck(slot, lab, prior, objects):
     py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     env = clean_env({"PYTHONPATH": os.path.join(ROOT, "tools")})
     how = slot.sandbox.wrap([py, "-B", "-m", "workbook.objcheck", path], slot.dir, env,
-                            ro=[slot.dir], limits={"cpu": BUILD_WALL})
+                            ro=[slot.dir], limits={"cpu": BUILD_WALL},
+                            hide=prior_hidden(slot, lab))
     try:
         r = subprocess.run(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            errors="replace", stdin=subprocess.DEVNULL, timeout=BUILD_WALL,
@@ -253,7 +269,7 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
         extra = ["-DWORKBOOK_DISCOVER_TESTS=OFF", "-DWORKBOOK_DOCS=OFF", "-DWORKBOOK_BENCH=OFF"]
         # The staged copy also carries the labs' hidden tests
         # (solutions/NN/tests/), which a graded build needs with either prior.
-        stage_prior(slot, labs)
+        stage_prior(slot, labs, prior)
         extra.append(f"-DWORKBOOK_SOLUTIONS={slot.prior_dir}")
         ok, out = configure(slot.dir, slot.stage, prior, False, extra=extra)
         if not ok:
@@ -271,7 +287,7 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
         elif refused:
             r = lab_result(lab, error=f"refused: {objcheck.summary(refused)}")
         else:
-            ok, err = sandboxed_build(slot, lab.target)
+            ok, err = sandboxed_build(slot, lab)
             refused = sandboxed_objcheck(slot, lab, prior, True) if ok and check else []
             if not ok:
                 r = lab_result(lab, error=f"does not compile: {err}")

@@ -52,13 +52,18 @@ def remove_owned(uid, tops=SHARED_TMP):
     """Remove what UID owns under TOPS (each a folder every account may
     write to), at any depth: the files a submission left in the host's
     temporary folders in the user sandbox. Returns how many were removed.
-    Links are removed, never followed."""
+    Links are removed, never followed; the workbook itself (which may lie in
+    /tmp, and whose build folder the grader gives UID while it builds) is
+    never entered."""
     n = 0
+    own = os.path.realpath(ROOT)
     for top in tops:
         for d, dirs, files in os.walk(top, topdown=True):
             keep = []
             for x in dirs:
                 p = os.path.join(d, x)
+                if os.path.realpath(p) == own:
+                    continue
                 try:
                     st = os.lstat(p)
                 except OSError:
@@ -149,6 +154,7 @@ class Sandbox:
             self._lock_secrets()
         self._pending = []
         self._sealed = None
+        self._hidden = []
 
     # ------------------------------------------------------------ set-up
     def _detect(self):
@@ -208,9 +214,10 @@ class Sandbox:
         return "none (no bubblewrap and not root: submission code ran with your rights)"
 
     # ------------------------------------------------------------ files
-    def give(self, path):
-        """Let the sandbox user write PATH (a folder of ours)."""
-        self._chown_tree(path, self.uid, self.gid)
+    def give(self, path, keep=()):
+        """Let the sandbox user write PATH (a folder of ours), but for the
+        folders KEEP inside it, which stay ours (it may read them)."""
+        self._chown_tree(path, self.uid, self.gid, [os.path.abspath(k) for k in keep])
 
     def take(self, path):
         """Take PATH back: the sandbox user may read it, not change it."""
@@ -230,11 +237,12 @@ class Sandbox:
         os.chown(path, os.geteuid(), self.gid)
         os.chmod(path, 0o750)
 
-    def _chown_tree(self, path, uid, gid):
+    def _chown_tree(self, path, uid, gid, keep=()):
         if not self.switch or not os.path.exists(path):
             return
         os.lchown(path, uid, gid)
         for d, dirs, files in os.walk(path):
+            dirs[:] = [x for x in dirs if os.path.join(d, x) not in keep]
             for x in dirs + files:
                 try:
                     os.lchown(os.path.join(d, x), uid, gid)
@@ -255,8 +263,9 @@ class Sandbox:
             os.setgid(self.gid)
             os.setuid(self.uid)
 
-    def _view(self, rw, ro):
-        """bwrap arguments for the mount view."""
+    def _view(self, rw, ro, hide=()):
+        """bwrap arguments for the mount view: HIDE, files inside it, read
+        as empty (/dev/null bound over each)."""
         a = []
         for p in SYSTEM:
             if os.path.islink(p):
@@ -275,6 +284,8 @@ class Sandbox:
             a += ["--ro-bind", p, p]
         for p in rw:
             a += ["--bind", p, p]
+        for p in hide:
+            a += ["--ro-bind", "/dev/null", p]
         return a + ["--remount-ro", "/"]      # the view's own folders too: only RW and /tmp write
 
     @staticmethod
@@ -290,10 +301,12 @@ class Sandbox:
         first = rel.split(os.sep)[0]
         return first == ".." or first in HIDDEN or first.startswith(("build", "."))
 
-    def wrap(self, argv, cwd, env, rw=(), ro=(), limits=None):
+    def wrap(self, argv, cwd, env, rw=(), ro=(), limits=None, hide=()):
         """subprocess.Popen arguments (args, preexec_fn, env, pass_fds) that
         run ARGV in the sandbox, in CWD, with RW writable and RO readable
-        besides the view. Call reap() after the process ended (or was killed)."""
+        besides the view, and the files HIDE (ours, inside those) unreadable
+        (bwrap: read as empty; user: mode 0600 until reap()). Call reap()
+        after the process ended (or was killed)."""
         env = {k: v for k, v in env.items() if not k.startswith(("SSH_", "GITHUB_", "GH_", "ACTIONS_"))
                and not any(s in k for s in ("TOKEN", "SECRET", "PASSWORD", "KEY"))}
         env.update(HOME="/tmp", TMPDIR="/tmp", PATH="/usr/local/bin:/usr/bin:/bin")
@@ -301,12 +314,18 @@ class Sandbox:
         def pre():
             self._become(limits)
         if self.kind != "bwrap":
+            if self.switch:
+                for p in hide:
+                    os.chown(p, os.geteuid(), os.getegid())
+                    os.chmod(p, 0o600)
+                    self._hidden.append(p)
             return {"args": list(argv), "preexec_fn": pre, "env": env, "pass_fds": ()}
         r, w = os.pipe()
         self._pending.append((r, w))
         a = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-             "--info-fd", str(w)] + self._view(list(rw), list(ro)) + ["--chdir", cwd, "--"]
+             "--info-fd", str(w)] + self._view(list(rw), list(ro), list(hide)) + \
+            ["--chdir", cwd, "--"]
 
         return {"args": a + list(argv), "preexec_fn": pre, "env": env, "pass_fds": (w,)}
 
@@ -341,6 +360,8 @@ class Sandbox:
                 warn(f"{left} process(es) of the sandbox user {self.name} survived the kill")
             # Its own account per slot: nothing it owns there belongs to another grade.
             remove_owned(self.uid)
+            while self._hidden:
+                os.chmod(self._hidden.pop(), 0o644)
 
     @staticmethod
     def _child_pid(r):
