@@ -5,7 +5,7 @@ import sys
 from .common import Fail, warn
 from .grade import cmd_grade
 from .handout import cmd_handout
-from .maint import cmd_bench, cmd_docs, cmd_new_mutant, cmd_selftest, cmd_setup
+from .maint import cmd_bench, cmd_docs, cmd_mistakes, cmd_new_mutant, cmd_selftest, cmd_setup
 from .soak import cmd_soak
 from .starters import cmd_gen_starters
 from .student import cmd_check, cmd_hint, cmd_status, cmd_watch
@@ -59,6 +59,8 @@ Maintainers
                               FILE, an edited copy of one of the lab's solution files, becomes
                               solutions/NN/mutants/NAME.patch with the tests that catch it
                               (refused when none does)
+  mistakes [LAB...]           each lab's plausible mistakes (its mutants) by TODO, with the
+                              tests that catch each (deterministic, or the parallel tier only)
 Readers
   docs [--instructor] [--out DIR]
                               the generated docs (student edition, or with solutions and answers)
@@ -133,6 +135,8 @@ def main(argv):
     s.add_argument("--runs", type=int, default=20)
     s.add_argument("--modes", default="deterministic,pct,parallel")
     s.add_argument("labs", nargs="*")
+    s = sub.add_parser("mistakes")
+    s.add_argument("labs", nargs="*")
     s = sub.add_parser("new-mutant")
     s.add_argument("lab")
     s.add_argument("name")
@@ -159,7 +163,7 @@ def main(argv):
               "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
               "handout": cmd_handout, "gen-starters": cmd_gen_starters,
               "bench": cmd_bench, "docs": cmd_docs, "soak": cmd_soak,
-              "new-mutant": cmd_new_mutant}[a.cmd]
+              "new-mutant": cmd_new_mutant, "mistakes": cmd_mistakes}[a.cmd]
         return fn(a)
     except Fail as e:
         warn(str(e))

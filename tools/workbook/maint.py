@@ -7,7 +7,7 @@ import sys
 from . import mutants
 from .build import build, check_deps, configure, first_error
 from .common import Fail, JOBS, ROOT, SOLUTIONS, say
-from .manifest import find_lab
+from .manifest import find_lab, select_labs, starter_todos
 from .run import exe_path, is_stress_name, run_tests
 
 
@@ -67,6 +67,24 @@ def link_compile_commands(bdir):
         return
     os.symlink(rel, top)
     say(f"compile_commands.json -> {rel} (for clangd and other editors)")
+
+
+def cmd_mistakes(a):
+    """mistakes [LAB...]: each lab's plausible mistakes (its mutants), by
+    TODO, with the tests that catch each; a mistake only the parallel tier
+    catches is marked, since that catch is luck, not a promise."""
+    for lab in select_labs(a.labs):
+        rows = mutants.mistake_rows(lab, is_stress_name)
+        det = sum(1 for r in rows if r[3])
+        say(f"== {lab.name}: {len(rows)} mistakes, {det} caught by a deterministic test ==")
+        bare = sorted((starter_todos(lab.name, lab.files) or set()) -
+                      {t for r in rows for t in r[0]})
+        if bare:
+            say(f"  no mistake listed yet for TODO {', '.join(map(str, bare))}")
+        for t, name, desc, dtests, ptests in rows:
+            where = "TODO " + ", ".join(map(str, t)) if t else "given code"
+            say(f"  {where:<10} {name}: {desc}")
+            say(f"  {'':<10}   caught by {', '.join(dtests) or 'the parallel tier only: ' + ', '.join(ptests)}")
 
 
 def cmd_new_mutant(a):

@@ -78,6 +78,50 @@ def apply(mu, copy):
     return r.stdout.strip().replace("\n", " | ") if r.returncode else ""
 
 
+def changed_lines(mu):
+    """{file (relative to the lab's folder): [line numbers]} of the solution
+    lines MU's patch removes or inserts before."""
+    out, rel, line = {}, None, 0
+    with open(mu.patch) as f:
+        for ln in f.read().splitlines():
+            if ln.startswith("+++ b/"):
+                rel = ln[6:].strip()
+            elif ln.startswith("@@") and rel:
+                line = int(re.match(r"@@ -(\d+)", ln).group(1))
+            elif rel and ln.startswith("-") and not ln.startswith("---"):
+                out.setdefault(rel, []).append(line)
+                line += 1
+            elif rel and ln.startswith("+"):
+                out.setdefault(rel, []).append(line)
+            elif rel and ln.startswith(" "):
+                line += 1
+    return out
+
+
+def todos(mu):
+    """The TODOs (numbers) whose code MU changes: for each changed line,
+    the nearest 'TODO n' above it in the solution file, as a failing test's
+    message blames one (student.todo_region())."""
+    from .student import todo_region
+    out = set()
+    for rel, lines in changed_lines(mu).items():
+        path = os.path.join(SOLUTIONS, mu.lab.name, rel)
+        out |= {n for n in (todo_region(path, max(k, 1))[0] for k in lines) if n is not None}
+    return sorted(out)
+
+
+def mistake_rows(lab, is_stress):
+    """LAB's list of plausible mistakes, one row per mutant: (TODOs, mutant,
+    description, deterministic tests that catch it, parallel-tier ones).
+    IS_STRESS(name) says whether a test is of the parallel tier."""
+    rows = []
+    for mu in load(lab):
+        det = [k for k in mu.killed_by if not is_stress(k)]
+        rows.append((todos(mu), mu.name, mu.description, det,
+                     [k for k in mu.killed_by if is_stress(k)]))
+    return sorted(rows, key=lambda r: (r[0] or [0], r[1]))
+
+
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")
 
 

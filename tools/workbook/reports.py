@@ -32,7 +32,7 @@ def report_text(results, title=None, isolation=None):
                     o.write(f"     {m}\n")
         u = r.get("usage")
         o.write(f"Score: {r['score']}/{r['max']}" +
-                (f" (its tests ran {u['seconds']:.0f} s and used {u['cpu_seconds']:.0f} of "
+                (f" (its tests ran {u['seconds']:.1f} s and used {u['cpu_seconds']:.1f} of "
                  f"{u['cpu_budget']:.0f} CPU-s)" if u else "") + "\n")
         tot += r["score"]
         mx += r["max"]

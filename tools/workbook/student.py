@@ -217,9 +217,14 @@ def student_files(lab):
     return out
 
 
+# A TODO's own comment ("/* TODO 3: ...", " * TODO 7 (helper): ..."), not a
+# comment that cites one ("... with TODO 1's rcu_barrier()", "(TODO 2)").
+TODO_OPENS = re.compile(r"\bTODO (\d+)(?: \([^)]*\))?:")
+
+
 def todo_region(path, line):
-    """The TODO the line LINE of PATH lies in (the nearest 'TODO n' comment
-    above it) and the function it lies in: (n, name) or (None, None)."""
+    """The TODO the line LINE of PATH lies in (the nearest comment above it
+    that opens a TODO) and the function it lies in: (n, name) or (None, None)."""
     try:
         with open(path, errors="replace") as f:
             text = f.read().splitlines()
@@ -227,7 +232,7 @@ def todo_region(path, line):
         return None, None
     n = fn = None
     for k in range(min(line, len(text)) - 1, -1, -1):
-        m = re.search(r"\bTODO (\d+)\b", text[k])
+        m = TODO_OPENS.search(text[k])
         if m and n is None:
             n = int(m.group(1))
         d = re.match(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;]*$", text[k])

@@ -10,6 +10,12 @@
 
 #define PER_CPU_CBS 5
 
+static int returns_at_once(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
 /* Callbacks run on the CPU that queued them, in queue order, after a grace period. */
 static void queuing_cpu_in_order(void *arg)
 {
@@ -18,6 +24,9 @@ static void queuing_cpu_in_order(void *arg)
 
 	(void)arg;
 	rec_cb_reset();
+	/* A kthread started earlier, as a kernel has many: an unbound callback
+	 * kthread (kthread_run()) would not land on its own CPU by luck. */
+	kthread_stop(kthread_run(returns_at_once, NULL, "lab4_earlier"));
 	rcu_callbacks_init();
 	/* A reader on CPU 4 that began before every call_rcu() below. */
 	struct task_struct *reader = reader_held_at(4, "lab4_reader");
@@ -45,8 +54,10 @@ static void queuing_cpu_in_order(void *arg)
 				     "CPU %d's kthread invokes its whole queue (TODO 2, 3)",
 				     i, cpu, c->times, cpu);
 			cr_assert_eq(c->ran_on, cpu, "callback %d queued on CPU %d ran on CPU %d: "
-				     "each CPU's callbacks are invoked by that CPU's own kthread "
-				     "(TODO 1, 3)", i, cpu, c->ran_on);
+				     "each CPU's callbacks are invoked by that CPU's own kthread, "
+				     "bound to it (kthread_run_on_cpu(), TODO 3; not kthread_run(), "
+				     "which starts it on whichever CPU is next) (TODO 1, 3)",
+				     i, cpu, c->ran_on);
 			if (i > 0)
 				cr_assert_gt(c->seq, cbs[cpu][i - 1].seq,
 					     "callbacks queued on CPU %d ran out of order (%d before "
