@@ -99,14 +99,36 @@ static int torture_main(void *arg)
 	return 0;
 }
 
+/* The flavour's ops->sync(), counted: what res->grace_periods must say.
+ * Counted with the compiler's atomic, not the kernel's atomic_inc(): the
+ * count must not add a scheduling point, or the run's schedule would differ
+ * from what the flavours' tests were written against. */
+static void (*flavour_sync)(void);
+static long syncs_returned;
+
+static void counted_sync(void)
+{
+	flavour_sync();
+	__atomic_fetch_add(&syncs_returned, 1, __ATOMIC_RELAXED);
+}
+
 /* One booted run: the flavour's callbacks around the student's torture. */
 static void run_once(struct torture_job *j)
 {
 	struct task_struct *k;
 
 	j->res = (struct torture_result){ 0 };
+	flavour_sync = j->ops.sync;
+	j->ops.sync = counted_sync;
+	__atomic_store_n(&syncs_returned, 0, __ATOMIC_RELAXED);
 	k = kthread_run_on_cpu(torture_main, j, 0, "torture");
 	kthread_stop(k);
+	j->ops.sync = flavour_sync;
+	cr_assert_eq(j->res.grace_periods, syncs_returned,
+		     "%s: the report counts %ld grace periods, but ops->sync() returned %ld "
+		     "times: each return counts one, the writer's (TODO 2) and every fake "
+		     "writer's (TODO 4), read once every kthread has stopped (TODO 6)",
+		     j->ops.name, j->res.grace_periods, syncs_returned);
 	cr_assert_eq(kmem_live_objects(), 0,
 		     "%s: %ld object(s) still allocated after rcu_torture_run() returned: "
 		     "elements left on the pipe or as the current one, or held by callbacks "
