@@ -75,7 +75,9 @@ def run_binary(exe, args, cwd, env, wall, log_path, echo=False, sandbox=None, cp
 def _wait_limited(p, wall, cpu, uid):
     """Wait for the process P within WALL seconds and CPU seconds of CPU time
     (None: no CPU limit): (returncode or None, what stopped it or None, CPU
-    seconds used: exact, from wait4(), when it ended by itself)."""
+    seconds used: the last sample, or wait4()'s count when larger, which
+    covers only the children P itself reaped: bubblewrap never reaps its
+    namespace's first process, so under it the sample is all there is)."""
     deadline = time.time() + wall
     used = 0.0
     try:

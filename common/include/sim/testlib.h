@@ -89,6 +89,17 @@ struct freeme *freeme_alloc(atomic_t *freed);
 void freeme_func(struct rcu_head *rh);
 
 /**
+ * start_an_earlier_kthread() - start a kthread with kthread_run() and stop
+ * it, as a kernel has started many before a lab's code runs. kthread_run()
+ * puts each kthread on the next CPU in turn, so without this a lab's
+ * kthreads started unbound in CPU order land on CPUs 0, 1, ... by luck, as
+ * if each were bound to its own: after it, each lands one CPU further on.
+ * Does not promise which CPU the next kthread_run() picks, only that it is
+ * not the one the first kthread of a fresh kernel gets.
+ */
+void start_an_earlier_kthread(void);
+
+/**
  * reader_held_at() - start a kthread on @p cpu that enters an RCU read-side
  * critical section and waits inside, at the named point @p point (held from
  * now on, and kept: it keeps its CPU, so no grace period can end); let

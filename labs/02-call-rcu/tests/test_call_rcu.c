@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <sim/test.h>
+#include <sim/testlib.h>
 #include "rculist.h"
 
 #define FOO_MAGIC 0x5eed1234
@@ -147,12 +148,6 @@ static void unpublish_and_call_rcu(struct foo *p)
 
 /* ---- grace periods ------------------------------------------------------ */
 
-static int returns_at_once(void *arg)
-{
-	(void)arg;
-	return 0;
-}
-
 static void scenario_waits_for_reader(void *arg)
 {
 	struct task_struct *r;
@@ -161,7 +156,7 @@ static void scenario_waits_for_reader(void *arg)
 	(void)arg;
 	/* A kthread started earlier, as a kernel has many: an unbound rcuo/0
 	 * (kthread_run()) would not land on CPU 0 by luck. */
-	kthread_stop(kthread_run(returns_at_once, NULL, "lab2_earlier"));
+	start_an_earlier_kthread();
 	scenario_start();
 	p = foo_new(42);
 	r = reader_inside_on(2, p);

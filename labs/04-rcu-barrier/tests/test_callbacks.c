@@ -10,12 +10,6 @@
 
 #define PER_CPU_CBS 5
 
-static int returns_at_once(void *arg)
-{
-	(void)arg;
-	return 0;
-}
-
 /* Callbacks run on the CPU that queued them, in queue order, after a grace period. */
 static void queuing_cpu_in_order(void *arg)
 {
@@ -26,7 +20,7 @@ static void queuing_cpu_in_order(void *arg)
 	rec_cb_reset();
 	/* A kthread started earlier, as a kernel has many: an unbound callback
 	 * kthread (kthread_run()) would not land on its own CPU by luck. */
-	kthread_stop(kthread_run(returns_at_once, NULL, "lab4_earlier"));
+	start_an_earlier_kthread();
 	rcu_callbacks_init();
 	/* A reader on CPU 4 that began before every call_rcu() below. */
 	struct task_struct *reader = reader_held_at(4, "lab4_reader");
