@@ -74,7 +74,7 @@ def cmd_mistakes(a):
     TODO, with the tests that catch each; a mistake only the parallel tier
     catches is marked, since that catch is luck, not a promise."""
     for lab in select_labs(a.labs):
-        rows = mutants.mistake_rows(lab, is_stress_name)
+        rows = mutants.mistake_rows(lab)
         det = sum(1 for r in rows if r[3])
         say(f"== {lab.name}: {len(rows)} mistakes, {det} caught by a deterministic test ==")
         bare = sorted((starter_todos(lab.name, lab.files) or set()) -

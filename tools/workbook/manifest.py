@@ -68,6 +68,9 @@ MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
 TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
 TODO_MARK = re.compile(r"\bTODO (\d+)\b")
+# A TODO's own comment ("/* TODO 3: ...", " * TODO 7 (helper): ..."), not a
+# comment that cites one ("... with TODO 1's rcu_barrier()", "(TODO 2)").
+TODO_OPENS = re.compile(r"\bTODO (\d+)(?: \([^)]*\))?:")
 
 
 def read_json(path):

@@ -14,6 +14,7 @@ import subprocess
 
 from .common import Fail, ROOT, SOLUTIONS
 from .manifest import read_json
+from .run import is_stress_name
 
 ENTRY_KEYS = {"name": str, "description": str, "killed_by": list}
 
@@ -110,15 +111,14 @@ def todos(mu):
     return sorted(out)
 
 
-def mistake_rows(lab, is_stress):
+def mistake_rows(lab):
     """LAB's list of plausible mistakes, one row per mutant: (TODOs, mutant,
-    description, deterministic tests that catch it, parallel-tier ones).
-    IS_STRESS(name) says whether a test is of the parallel tier."""
+    description, deterministic tests that catch it, parallel-tier ones)."""
     rows = []
     for mu in load(lab):
-        det = [k for k in mu.killed_by if not is_stress(k)]
+        det = [k for k in mu.killed_by if not is_stress_name(k)]
         rows.append((todos(mu), mu.name, mu.description, det,
-                     [k for k in mu.killed_by if is_stress(k)]))
+                     [k for k in mu.killed_by if is_stress_name(k)]))
     return sorted(rows, key=lambda r: (r[0] or [0], r[1]))
 
 

@@ -11,7 +11,7 @@ import time
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
 from . import objcheck
-from .manifest import SEEDS, cited_todos, find_lab, select_labs
+from .manifest import SEEDS, TODO_OPENS, cited_todos, find_lab, select_labs
 from .run import exe_path, is_stress_name, list_tests, read_log, run_tests, score_lab
 
 
@@ -217,11 +217,6 @@ def student_files(lab):
     return out
 
 
-# A TODO's own comment ("/* TODO 3: ...", " * TODO 7 (helper): ..."), not a
-# comment that cites one ("... with TODO 1's rcu_barrier()", "(TODO 2)").
-TODO_OPENS = re.compile(r"\bTODO (\d+)(?: \([^)]*\))?:")
-
-
 def todo_region(path, line):
     """The TODO the line LINE of PATH lies in (the nearest comment above it
     that opens a TODO) and the function it lies in: (n, name) or (None, None)."""
@@ -306,7 +301,7 @@ def named_function_todo(files, bug):
                 if not head.match(text):
                     continue
                 for j in range(k + 1, len(lines)):
-                    m = re.search(r"\bTODO (\d+)\b", lines[j])
+                    m = TODO_OPENS.search(lines[j])
                     if m:
                         return int(m.group(1)), f"{path}:{k + 1}, in {name}() (the " \
                             f"function the BUG names)"
