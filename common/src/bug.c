@@ -96,6 +96,7 @@ static void bug_report_locked(const char *file, int line, int student, const cha
 	fflush(stdout);
 	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n  ", headline, file, line);
 	where(stderr);
+	sim_report_likely_cause();
 	sim_report_tasks(stderr);
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_BUG, headline, 0);
 	const char *why = bug_mismatch_locked(headline, student);
@@ -144,10 +145,32 @@ void sim_bug(const char *file, int line, const char *fmt, ...)
 	abort();
 }
 
+void sim_likely_cause(const char *fmt, ...)
+{
+	va_list ap;
+
+	SIM_LOCK();
+	va_start(ap, fmt);
+	if (fmt)
+		vsnprintf(S.likely_cause, sizeof(S.likely_cause), fmt, ap);
+	else
+		S.likely_cause[0] = 0;
+	va_end(ap);
+	SIM_UNLOCK();
+}
+
+/* No lock: called from a BUG report, which holds it, and from a crash handler. */
+void sim_report_likely_cause(void)
+{
+	if (S.likely_cause[0])
+		fprintf(stderr, "  likely cause: %s\n", S.likely_cause);
+}
+
 void sim_report_crash(void)
 {
 	fprintf(stderr, "  ");
 	where(stderr);
+	sim_report_likely_cause();
 	if (sim_current && sim_current->file)
 		fprintf(stderr, "  last scheduling point: %s:%d\n", sim_current->file,
 			sim_current->line);

@@ -167,6 +167,7 @@ struct sim_state {
 	const char *expect_bug;
 	bool expect_student_bug;    /* the BUG expected is the student's own check */
 	bool expect_bug_in_irq;     /* ... raised in interrupt context */
+	char likely_cause[400];     /* sim_likely_cause(): said with any BUG or crash */
 	pthread_t watchdog;
 	bool watchdog_run;
 	pthread_cond_t watchdog_cv;
@@ -313,6 +314,8 @@ void sim_failure_report(const char *why);
 void sim_write_timeline(const char *why);
 /* A real crash (signal handler): who was running, the tasks, the replay. */
 void sim_report_crash(void);
+/* The test's sim_likely_cause(), if it gave one: "  likely cause: ..." on stderr. */
+void sim_report_likely_cause(void);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */
 extern char sim_replay_cmd[1024];
 extern char sim_failure_tag[256];

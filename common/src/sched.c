@@ -1115,6 +1115,7 @@ void sim_boot(const struct sim_config *cfg)
 	S.expect_bug = NULL;
 	S.expect_student_bug = false;
 	S.expect_bug_in_irq = false;
+	S.likely_cause[0] = 0;
 	memset(S.points, 0, sizeof(S.points));
 	INIT_LIST_HEAD(&S.tasks);
 	INIT_LIST_HEAD(&cpu_qs_wq.waiters);

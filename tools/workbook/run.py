@@ -684,7 +684,7 @@ def failure_cause(log, timeout=None):
     """The cause of a failure, from the test's own log LOG (its stderr and
     stdout, as common/src/bug.c, trace.c and test.c write them): a dict with
     the first BUG:/WARNING: headline ("bug"), its "at" file:line, the "task"
-    it hit, the tasks that were "stuck" (blocked, or the one running at a
+    it hit, the test's own "likely" cause of it (sim_likely_cause()), the tasks that were "stuck" (blocked, or the one running at a
     livelock), and the "replay" and "timeline" lines. Keys absent when the log
     holds no such line."""
     lines = [_rel(ln.rstrip()) for ln in log.splitlines()]
@@ -703,6 +703,8 @@ def failure_cause(log, timeout=None):
                     c["at"] = m.group(1)
                 elif t.startswith("task: ") and "task" not in c:
                     c["task"] = t[len("task: "):]
+                elif t.startswith("likely cause: ") and "likely" not in c:
+                    c["likely"] = t[len("likely cause: "):]
                 elif t.startswith("last scheduling point: ") and "at" not in c:
                     c["at"] = t.split(": ", 1)[1]
                 elif t.startswith(("tasks:", "seed:", "replay:", "timeline:", "rerun:")) or \
@@ -774,6 +776,8 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
             out.append(f"  {c['detail']}")
         if c.get("unexpected"):
             out.append(f"  {c['unexpected']}")
+        if c.get("likely"):
+            out.append(f"  likely cause: {c['likely']}")
     elif timed_out:
         out.append(f"timed out after {timeout:g} s" if timeout else "timed out")
     elif crashed or not out:

@@ -319,8 +319,17 @@ def sentences_about(text, n):
 def next_step(lab, t, msgs, hint=True):
     """The line that says what to do about failing test T: with HINT (check),
     the hint's words too; without (status), only where to look."""
-    n, where = blamed_todo(lab, msgs)
     h = t.get("hint") or (lab.hints[0] if lab.hints else "")
+    # A crash far from the mistake (a list one TODO corrupts, walked in
+    # another's code): the test said what it most likely means.
+    likely = next((m.strip()[len("likely cause: "):] for m in msgs
+                   if m.strip().startswith("likely cause: ")), "")
+    if cited_todos(likely):
+        todos = ", ".join(map(str, sorted(cited_todos(likely))))
+        about = " ".join(filter(None, (sentences_about(h, k) for k in sorted(cited_todos(likely)))))
+        return f"{t['name']} - the test names the likely cause, in TODO {todos}: start there" + \
+            (f"\n      hint: {about}" if about and hint else "")
+    n, where = blamed_todo(lab, msgs)
     if n is not None:
         about = sentences_about(h, n)
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \

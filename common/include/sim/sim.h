@@ -281,6 +281,19 @@ void sim_irq_at_access(int cpu, long k, void (*fn)(void *data), void *data, cons
 int sim_warn_count(void);
 
 /**
+ * sim_likely_cause() - what a test knows a crash or BUG from here on would
+ * most likely mean: from now until the next boot (or a call with NULL), any
+ * BUG report or crash of the run adds the line "likely cause: " and the
+ * text formatted from @p fmt, and the workbook's report shows it and sends
+ * the student to the TODOs it names. For a mistake whose damage surfaces in
+ * another function than the one that made it: a list corrupted by one TODO
+ * that crashes in another's walk. It does not make anything fail; it
+ * explains a failure that happens anyway, and it is a guess the test makes,
+ * said as one.
+ */
+void sim_likely_cause(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
  * sim_expect_bug() - the next BUG must be the kernel's own detection (raised
  * by the simulated kernel or the tests, not by student code) and contain
  * @p substring in its headline; any other BUG then aborts (SIGABRT) instead

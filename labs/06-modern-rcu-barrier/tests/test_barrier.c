@@ -275,6 +275,50 @@ static void behind_ready(void *arg)
 SEEDS_TEST(entrain, marker_behind_ready_callbacks_needs_no_grace_period, behind_ready, NCPU, ANY_MODE)
 
 /*
+ * CPU 2's callbacks are all ready (DONE) and held, so its marker goes into
+ * DONE; then CPU 2 queues one more callback, into NEXT. The segments after
+ * DONE were empty, so their tails ended at the last ready callback's ->next:
+ * unless the entrain moved them to the marker's, that callback is linked
+ * over the marker, which never runs.
+ */
+static struct rec_cb after_marker;
+
+static void queued_after_marker(void *arg)
+{
+	static struct barrier_caller bc;
+
+	(void)arg;
+	lab6_begin();
+	queue_ready_held(2, ready, 3);
+	start_barrier(&bc, 0, note_ready_run);
+	expect_waiting(&bc, "CPU 2's ready callbacks, queued before it, were held (TODO 6, 7)");
+	trace_mark("CPU 2 queues a callback behind the marker");
+	sim_likely_cause("CPU 2 queued a callback after rcu_barrier() linked its marker into DONE, "
+			 "behind ready callbacks: if rcu_segcblist_entrain() moved only DONE's tail, "
+			 "the empty segments after it still ended at the last ready callback, and "
+			 "call_rcu_hurry() linked the new callback there, over the marker: the list "
+			 "no longer matches its counts (TODO 6: the tails it moves)");
+	queue_rec_on(2, &after_marker, false);
+	sim_release_point(pass_point(2));
+	sim_run_until_idle();
+	cr_assert(READ_ONCE(bc.returned) || barrier_caller_polls(&bc),
+		  "seed %llu: rcu_barrier() never returned: its marker on CPU 2, linked into DONE "
+		  "behind 3 ready callbacks, did not run once CPU 2 queued a callback after it "
+		  "(which ran %d times). The segments after DONE were empty: their tails still "
+		  "ended at the last ready callback's ->next, so call_rcu_hurry() linked the new "
+		  "callback there, over the marker (TODO 6: rcu_segcblist_entrain() moves the "
+		  "tail of its segment and of every later one)",
+		  (unsigned long long)sim_seed(), READ_ONCE(after_marker.times));
+	cr_assert_eq(READ_ONCE(after_marker.times), 1,
+		     "seed %llu: the callback queued on CPU 2 after the barrier's marker ran %d "
+		     "times, not once (TODO 6: the tails rcu_segcblist_entrain() moves)",
+		     (unsigned long long)sim_seed(), READ_ONCE(after_marker.times));
+	finish(&bc, "CPU 2's ready callbacks had run");
+}
+
+SEEDS_TEST(entrain, callback_queued_after_the_marker_runs_behind_it, queued_after_marker, NCPU, ANY_MODE)
+
+/*
  * entrain/count_covers_a_marker_run_before_it_is_counted: CPU 2's callbacks
  * are ready and held; CPU 3's is running. The barrier's caller is stopped
  * the moment its cross-call to CPU 2 returns (as preemption may stop it),
