@@ -7,6 +7,7 @@
  * put readers, updaters and interrupts on CPUs 1-3. Nothing is timed:
  * callback passes are counted at the named point "rcu_cb_pass".
  */
+#include <string.h>
 #include <linux/compiler.h>
 #include <linux/interrupt.h>
 #include <linux/kthread.h>
@@ -574,6 +575,71 @@ SIM_TEST(blimit, one_pass_invokes_blimit, .timeout = 120,
 	rcu_callbacks_exit();
 	kfree(items);
 }
+
+/*
+ * Callbacks queued while the kthread still works through a backlog: blimit
+ * 1, passes held, and one more callback queued after every pass. Whatever
+ * the kthread does between two passes (a design that goes back round its
+ * loop after each pass splices an empty rcu_next, and may wait for a grace
+ * period with nothing in rcu_wait), each callback runs exactly once.
+ */
+#define BACKLOG_N 4
+#define BACKLOG_LATE 8
+#define BACKLOG_ALL (BACKLOG_N + BACKLOG_LATE)
+
+static void scenario_backlog(void *arg)
+{
+	static struct item items[BACKLOG_ALL];
+	static int times[BACKLOG_ALL];
+	int n;
+
+	(void)arg;
+	memset(times, 0, sizeof(times));
+	invoked_order = NULL;
+	times_invoked = times;
+	nr_invoked = nr_duplicates = 0;
+	rcu_callbacks_init();
+	rcu_set_blimit(1);
+	sim_hold_point("rcu_cb_pass");
+	/* From rcuo/0's own CPU 0, which a task keeps until it sleeps: the whole
+	 * backlog is queued before the kthread takes any of it, on every seed. */
+	migrate_to_cpu(0);
+	for (n = 0; n < BACKLOG_N; n++) {
+		items[n].idx = n;
+		call_rcu(&items[n].rcu, item_cb);
+	}
+	migrate_to_cpu(-1);
+	sim_run_until_idle();
+	for (int k = 0; n < BACKLOG_ALL; k++, n++) {
+		sim_step_point("rcu_cb_pass", 1);
+		sim_run_until_idle();
+		trace_mark("one more callback while the backlog is invoked");
+		migrate_to_cpu(1 + k % 3);
+		items[n].idx = n;
+		call_rcu(&items[n].rcu, item_cb);
+		migrate_to_cpu(-1);
+		sim_run_until_idle();
+	}
+	sim_release_point("rcu_cb_pass");
+	sim_run_until_idle();
+	for (int i = 0; i < BACKLOG_ALL; i++)
+		cr_assert_eq(times[i], 1,
+			     "seed %llu: callback %d of %d was invoked %d times, not once: %s, "
+			     "with blimit 1 and one pass let through at a time. A callback lost "
+			     "between the lists: when the list spliced is empty, does "
+			     "cblist_splice() leave the other exactly as it was, its tail "
+			     "included (TODO 2)? Does the kthread wait for a grace period with "
+			     "nothing in rcu_wait (TODO 4)?", seed(), i, BACKLOG_ALL, times[i],
+			     i < BACKLOG_N ? "queued before the kthread began its backlog" :
+			     "queued after a pass, while ready callbacks were still left");
+	rcu_set_blimit(10);
+	rcu_callbacks_exit();
+	times_invoked = NULL;
+}
+
+SIM_TEST_SEEDS(blimit, callbacks_queued_during_a_backlog_run_once, scenario_backlog,
+	       .description = "blimit 1, passes one at a time, a callback queued after each "
+			      "pass: each runs exactly once")
 
 /* ---- a callback that queues itself again ---------------------------------- */
 
