@@ -281,6 +281,10 @@ void timers_migrate_locked(int from, int to);
 void timers_reset(void);
 /* An armed or running timer (S.lock held) whose timer_list or function lies in [start, end). */
 struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *running);
+/* The function of the timer @cpu's timer interrupt is running now, or NULL;
+ * asked from that interrupt only (no lock). */
+typedef void (*timer_fn_t)(struct timer_list *);
+timer_fn_t timer_fn_running_on(int cpu);
 
 /* trace.c: trace_emit() takes trace_lock, so it may be called with S.lock held */
 void trace_reset(int nr_cpus);
@@ -332,8 +336,9 @@ long slab_halt(void);
 void modules_halt(void);
 /* The name a trace gives a callback: its symbol, else its module's name. */
 const char *callback_name(rcu_callback_t fn);
-/* module_counts(): a module's callback was queued; all counts back to 0 at boot. */
-void module_note_queued(rcu_callback_t fn);
+/* module_counts(): a module's callback was queued (who queued it is kept for
+ * the BUG if it runs after its module was unloaded); all back to 0 at boot. */
+void module_note_queued(const struct rcu_head *head);
 void modules_reset_counts(void);
 
 /* bug.c */

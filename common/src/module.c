@@ -31,6 +31,9 @@ struct module {
 	int nr_ranges;
 	struct { uintptr_t start, end; } ranges[MAX_RANGES];
 	void (*exit)(void);
+	uintptr_t base;         /* where it was loaded: its symbols' offsets start here */
+	bool exiting;           /* its exit function is running */
+	char at_rmmod[256];     /* what was left when it returned (rmmod_leftovers()) */
 };
 
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,6 +66,27 @@ static struct {
 	char name[NAME_LEN];
 } name_cache[NAME_CACHE];
 static _Atomic unsigned long names_gen = 1;
+
+/*
+ * Who queued each callback into a module. Several wrong exit functions end
+ * in the one BUG "callback into unloaded module": what tells them apart is
+ * who queued the late callback, from where, and whether the exit function
+ * was already running. A ring keyed by rcu_head, under mod_lock: an entry
+ * overwritten by newer ones only shortens a report.
+ */
+#define QUEUERS 256
+enum queuer_kind { Q_TEST, Q_TASK, Q_IRQ, Q_CALLBACK };
+static struct queuer {
+	const struct rcu_head *head;
+	enum queuer_kind kind;
+	char comm[TASK_COMM_LEN];
+	int cpu;
+	uintptr_t fn;           /* the timer function (Q_IRQ) or callback (Q_CALLBACK) */
+	bool during_exit;
+} queuers[QUEUERS];
+static unsigned int next_queuer;
+/* The callback this thread is invoking (a callback that queues re-posts). */
+static _Thread_local rcu_callback_t invoking;
 
 /* A module was loaded or unloaded: the names cached so far may be wrong. */
 static void names_forget(void)
@@ -114,17 +138,8 @@ void modules_reset_counts(void)
 {
 	pthread_mutex_lock(&mod_lock);
 	memset(counted, 0, sizeof(counted));
+	memset(queuers, 0, sizeof(queuers));
 	pthread_mutex_unlock(&mod_lock);
-}
-
-/* A callback of a loaded module was queued (trace_rcu_callback_queued()). */
-void module_note_queued(rcu_callback_t fn)
-{
-	bool unloaded = false;
-	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
-
-	if (mod && !unloaded)
-		count(mod, offsetof(struct module_counts, queued));
 }
 
 struct find_ranges {
@@ -184,6 +199,49 @@ static struct module *module_new(void)
 	return m;
 }
 
+/* Who is queueing a callback now, into @q. */
+static void note_queuer(struct queuer *q)
+{
+	struct task_struct *t = sim_current;
+
+	q->kind = Q_TASK;
+	q->fn = 0;
+	q->cpu = t ? t->cpu : -1;
+	snprintf(q->comm, sizeof(q->comm), "%s", t ? t->comm : "");
+	if (!t || t->cpu < 0) {
+		q->kind = Q_TEST;
+	} else if (cpu_of(t->cpu)->hardirq > 0) {
+		q->kind = Q_IRQ;
+		q->fn = (uintptr_t)timer_fn_running_on(t->cpu);
+	} else if (invoking) {
+		q->kind = Q_CALLBACK;
+		q->fn = (uintptr_t)invoking;
+	}
+}
+
+/* A callback was queued (trace_rcu_callback_queued()): count it if it is a module's, and say who. */
+void module_note_queued(const struct rcu_head *head)
+{
+	bool unloaded = false;
+	const char *mod = module_of_address((const void *)(uintptr_t)head->func, &unloaded);
+	struct queuer q = { .head = head };
+
+	if (!mod || unloaded)
+		return;
+	count(mod, offsetof(struct module_counts, queued));
+	note_queuer(&q);
+	pthread_mutex_lock(&mod_lock);
+	struct module *m = module_find(mod, true);
+	unsigned int slot = next_queuer++ % QUEUERS;
+
+	for (unsigned int i = 0; i < QUEUERS; i++)
+		if (queuers[i].head == head)
+			slot = i;
+	q.during_exit = m && m->exiting;
+	queuers[slot] = q;
+	pthread_mutex_unlock(&mod_lock);
+}
+
 int insmod(const char *path)
 {
 	might_sleep();
@@ -218,6 +276,8 @@ int insmod(const char *path)
 	}
 	struct module *m = module_new();
 	struct find_ranges f = { (uintptr_t)di.dli_fbase, m };
+
+	m->base = (uintptr_t)di.dli_fbase;
 
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	snprintf(m->path, sizeof(m->path), "%s", di.dli_fname);
@@ -273,13 +333,10 @@ static void module_unmap(struct module *m)
  */
 static bool module_symbol(const struct module *m, uintptr_t addr, char *buf, size_t len)
 {
-	struct link_map *lm = NULL;
 	bool found = false;
 	off_t size;
 	int fd;
 
-	if (dlinfo(m->handle, RTLD_DI_LINKMAP, &lm) || !lm)
-		return false;
 	fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -292,7 +349,7 @@ static bool module_symbol(const struct module *m, uintptr_t addr, char *buf, siz
 		return false;
 	const ElfW(Ehdr) *eh = map;
 	const ElfW(Shdr) *sh = (const void *)((const char *)map + eh->e_shoff);
-	uintptr_t off = addr - (uintptr_t)lm->l_addr;
+	uintptr_t off = addr - m->base;
 
 	for (int i = 0; !found && i < eh->e_shnum; i++) {
 		if (sh[i].sh_type != SHT_SYMTAB)
@@ -354,6 +411,51 @@ static void check_no_timers_left(int idx)
 	}
 }
 
+/* Is @a in one of @m's ranges? */
+static bool module_has(const struct module *m, uintptr_t a)
+{
+	for (int r = 0; r < m->nr_ranges; r++)
+		if (a >= m->ranges[r].start && a < m->ranges[r].end)
+			return true;
+	return false;
+}
+
+/*
+ * What the exit function left behind when it returned, said later if one of
+ * the module's callbacks runs after all: its callbacks still queued, and its
+ * kthreads still running.
+ */
+static void rmmod_leftovers(int idx)
+{
+	struct module_counts c;
+	struct module m;
+	struct task_struct *t;
+	char threads[96] = "";
+	size_t used = 0;
+
+	pthread_mutex_lock(&mod_lock);
+	m = modules[idx];
+	pthread_mutex_unlock(&mod_lock);
+	c = module_counts(m.name);
+	if (S.booted) {
+		SIM_LOCK();
+		list_for_each_entry(t, &S.tasks, all_node)
+			if (t->fn && !t->exited && module_has(&m, (uintptr_t)t->fn) &&
+			    used < sizeof(threads) - 1)
+				used += (size_t)snprintf(threads + used, sizeof(threads) - used,
+							 "%s%s", used ? ", " : "", t->comm);
+		SIM_UNLOCK();
+	}
+	pthread_mutex_lock(&mod_lock);
+	snprintf(modules[idx].at_rmmod, sizeof(modules[idx].at_rmmod),
+		 "when its exit function returned, %ld of its callbacks %s still queued%s%s%s",
+		 c.queued - c.invoked, c.queued - c.invoked == 1 ? "was" : "were",
+		 threads[0] ? " and its kthread(s) " : "", threads,
+		 threads[0] ? " still running" : "");
+	modules[idx].exiting = false;
+	pthread_mutex_unlock(&mod_lock);
+}
+
 int rmmod(const char *name)
 {
 	might_sleep();
@@ -367,10 +469,12 @@ int rmmod(const char *name)
 	void (*exit_fn)(void) = m->exit;
 	int idx = (int)(m - modules);
 
+	m->exiting = true;
 	pthread_mutex_unlock(&mod_lock);
 	if (exit_fn)
 		exit_fn();
 	count(name, offsetof(struct module_counts, exits));
+	rmmod_leftovers(idx);
 	check_no_timers_left(idx);
 	pthread_mutex_lock(&mod_lock);
 	m = &modules[idx];
@@ -458,6 +562,64 @@ const char *callback_name(rcu_callback_t fn)
 	return out;
 }
 
+/* The name of the function at @fn: from @m's symbol table if it lies there. */
+static void function_name(const struct module *m, uintptr_t fn, char *buf, size_t len)
+{
+	if (!m || !module_has(m, fn) || !module_symbol(m, fn, buf, len))
+		snprintf(buf, len, "%s", callback_name((rcu_callback_t)fn));
+}
+
+/* "queued by ..., while the exit function ran": who queued @q's callback. */
+static void describe_queuer(const struct module *m, const struct queuer *q, char *buf,
+			    size_t len)
+{
+	char fn[64];
+	const char *when = q->during_exit ? "while the exit function ran" :
+					    "before the exit function began";
+
+	function_name(m, q->fn, fn, sizeof(fn));
+	switch (q->kind) {
+	case Q_TEST:
+		snprintf(buf, len, "queued by the test's own thread %s", when);
+		break;
+	case Q_IRQ:
+		snprintf(buf, len, "queued from an interrupt on CPU %d%s%s%s %s", q->cpu,
+			 q->fn ? " (the timer function " : "", q->fn ? fn : "",
+			 q->fn ? "())" : "", when);
+		break;
+	case Q_CALLBACK:
+		snprintf(buf, len, "queued by the callback %s() itself, re-posting (in %s on CPU "
+			 "%d), %s", fn, q->comm, q->cpu, when);
+		break;
+	default:
+		snprintf(buf, len, "queued by %s on CPU %d %s", q->comm, q->cpu, when);
+	}
+}
+
+/* A callback of the unloaded module @mod is about to run: say whose it was. */
+__attribute__((noreturn)) static void late_callback_bug(const struct rcu_head *head,
+							 const char *mod)
+{
+	char who[192] = "", cb[64];
+	struct queuer q = { 0 };
+	struct module m = { 0 };
+
+	pthread_mutex_lock(&mod_lock);
+	for (unsigned int i = 0; i < QUEUERS; i++)
+		if (queuers[i].head == head)
+			q = queuers[i];
+	struct module *found = module_find(mod, false);
+
+	if (found)
+		m = *found;
+	pthread_mutex_unlock(&mod_lock);
+	function_name(&m, (uintptr_t)head->func, cb, sizeof(cb));
+	if (q.head)
+		describe_queuer(&m, &q, who, sizeof(who));
+	sim_bug(__FILE__, __LINE__, "callback into unloaded module %s: %s()%s%s%s%s", mod, cb,
+		who[0] ? ", " : "", who, m.at_rmmod[0] ? "; " : "", m.at_rmmod);
+}
+
 void rcu_invoke_callback(struct rcu_head *head)
 {
 	rcu_callback_t fn = head->func;
@@ -471,13 +633,17 @@ void rcu_invoke_callback(struct rcu_head *head)
 	const char *mod = module_of_address((const void *)(uintptr_t)fn, &unloaded);
 
 	if (mod && unloaded && S.cfg.check_module_callbacks)
-		sim_bug(__FILE__, __LINE__, "callback into unloaded module %s", mod);
+		late_callback_bug(head, mod);
 	if (mod && !unloaded)
 		count(mod, offsetof(struct module_counts, invoked));
 	if (S.cfg.trace)
 		trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_CB_INVOKE,
 			   callback_name(fn), 0);
+	rcu_callback_t outer = invoking;
+
+	invoking = fn;
 	fn(head);
+	invoking = outer;
 }
 
 void sim_set_check_module_callbacks(bool on)

@@ -64,6 +64,14 @@ struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *r
 	return NULL;
 }
 
+/* Without S.lock: only @cpu's own interrupt asks, and only it sets its slot. */
+timer_fn_t timer_fn_running_on(int cpu)
+{
+	struct timer_list *t = running_timer[cpu];
+
+	return t ? t->function : NULL;
+}
+
 /* A timer whose function went away with its module: name it before the fault. */
 static void check_not_unloaded(const void *fn, const char *what)
 {

@@ -132,7 +132,7 @@ void trace_rcu_gp(int start, unsigned long gp_seq)
 
 void trace_rcu_callback_queued(struct rcu_head *head)
 {
-	module_note_queued(head->func);
+	module_note_queued(head);
 	if (S.cfg.trace)
 		trace_event(TR_CB_QUEUE, callback_name(head->func), 0);
 }
