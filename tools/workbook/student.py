@@ -316,6 +316,13 @@ def sentences_about(text, n):
     return " ".join(p for p in parts if n in cited_todos(p))
 
 
+def sentences_about_all(text, todos):
+    """The sentences of hint TEXT that cite any of the TODO numbers TODOS,
+    each once, in the hint's order (none: '')."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
+    return " ".join(p for p in parts if cited_todos(p) & set(todos))
+
+
 def next_step(lab, t, msgs, hint=True):
     """The line that says what to do about failing test T: with HINT (check),
     the hint's words too; without (status), only where to look."""
@@ -326,7 +333,7 @@ def next_step(lab, t, msgs, hint=True):
                    if m.strip().startswith("likely cause: ")), "")
     if cited_todos(likely):
         todos = ", ".join(map(str, sorted(cited_todos(likely))))
-        about = " ".join(filter(None, (sentences_about(h, k) for k in sorted(cited_todos(likely)))))
+        about = sentences_about_all(h, cited_todos(likely))
         return f"{t['name']} - the test names the likely cause, in TODO {todos}: start there" + \
             (f"\n      hint: {about}" if about and hint else "")
     n, where = blamed_todo(lab, msgs)
@@ -334,12 +341,16 @@ def next_step(lab, t, msgs, hint=True):
         about = sentences_about(h, n)
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
             (f"\n      hint: {about}" if about and hint else "")
-    # A failure that names other TODOs than the test's hint knows what it
-    # found (a reader's miscount met at the cleanup): its own words lead.
+    # A failure that names other TODOs than the test's hint, or fewer, knows
+    # what it found (a reader's miscount met at the cleanup; a kthread on
+    # the wrong CPU where the hint covers the whole callback path): its own
+    # words lead, and of the hint only what is about the TODOs it names.
     named = cited_todos(msgs[0]) if msgs else set()
-    if named and not named & cited_todos(h):
+    if named and (not named & cited_todos(h) or not cited_todos(h) <= named):
         todos = ", ".join(map(str, sorted(named)))
-        return f"{t['name']} - its failure names TODO {todos}: start there"
+        about = sentences_about_all(h, named)
+        return f"{t['name']} - its failure names TODO {todos}: start there" + \
+            (f"\n      hint: {about}" if about and hint else "")
     if not hint:
         # status: where to look, not the fix; the hint waits for check, after
         # the student has met the failure.

@@ -266,6 +266,104 @@ SIM_TEST(hotplug, teardown_and_barrier_exclude_each_other, .timeout = 60)
 	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 }
 
+/*
+ * hotplug/barrier_start_excludes_a_teardown: the other side of the same
+ * lock. rcu_barrier() starts its sequence and sets its own count, and a
+ * teardown that finds that sequence running links the dead CPU's marker and
+ * counts it: if the barrier's start is not one critical section under
+ * barrier_lock, the count it sets can overwrite the teardown's. For k = 1,
+ * 2, ... the barrier (on CPU 0) is stopped at its k-th access; where it
+ * holds no lock, CPU 3 (its callbacks ready) goes down meanwhile. CPU 2's
+ * callback, queued before the barrier, is still running: the barrier must
+ * wait for it whatever the stop.
+ */
+#define BARRIER_MAX_ACCESSES 400
+
+static struct slow_cb cpu2_running;
+
+static void note_cpu2_done(struct barrier_caller *b)
+{
+	note_moved_all_ran(b);
+	b->early |= !READ_ONCE(cpu2_running.finished);
+}
+
+/* Stop the barrier at its k-th access; false once it has made fewer than k. */
+static bool barrier_stopped_at(long k, bool *teardown_ran)
+{
+	lab6_begin();
+	queue_ready_held(3, moved, 3);
+	start_slow_on(2, &cpu2_running);
+	sim_hold_access(0, k);
+	start_barrier(&bc, 0, note_cpu2_done);
+	if (!sim_tasks_at_point(SIM_ACCESS_POINT)) {
+		sim_release_point(SIM_ACCESS_POINT);
+		sim_release_point(pass_point(3));
+		release_slow(&cpu2_running);
+		barrier_caller_stop(&bc);
+		lab6_end();
+		return false;
+	}
+	*teardown_ran = !sim_cpu_in_atomic(0);
+	if (*teardown_ran) {
+		trace_mark("barrier stopped at access %ld", k);
+		take_cpu3_down();
+	}
+	sim_release_point(SIM_ACCESS_POINT);
+	sim_run_until_idle();
+	return true;
+}
+
+static void barrier_vs_teardown(void *arg)
+{
+	long k, raced = 0;
+	bool teardown_ran = false;
+
+	(void)arg;
+	for (k = 1; k < BARRIER_MAX_ACCESSES && barrier_stopped_at(k, &teardown_ran); k++) {
+		if (teardown_ran)
+			raced++;
+		cr_assert(!READ_ONCE(bc.returned),
+			  "seed %llu: rcu_barrier() returned while CPU 2's callback, queued before "
+			  "it, was still running, after it was stopped at its access %ld%s. A "
+			  "teardown that finds a barrier's sequence started links the dead CPU's "
+			  "marker and counts it; a count the barrier sets afterwards overwrites "
+			  "that, and a marker not counted ends the barrier early: start the "
+			  "sequence and set the count in one critical section under barrier_lock "
+			  "(TODO 7)", (unsigned long long)sim_seed(), k,
+			  teardown_ran ? ", holding no lock, while CPU 3 went down" : "");
+		sim_release_point(pass_point(3));
+		release_slow(&cpu2_running);
+		for (int i = 0; i < 3; i++)
+			cr_assert(READ_ONCE(moved[i].times) == 1,
+				  "seed %llu: callback %d of dead CPU 3 ran %d time(s) (the barrier "
+				  "stopped at its access %ld%s; TODO 7, 8)",
+				  (unsigned long long)sim_seed(), i, READ_ONCE(moved[i].times), k,
+				  teardown_ran ? ", CPU 3 going down meanwhile" : "");
+		expect_returned(&bc, "CPU 2's callback had finished");
+		if (teardown_ran)
+			downer_stop(&down3);
+		lab6_end();
+	}
+	cr_log_info("seed %llu: the barrier stopped at each of its first %ld accesses, CPU 3 "
+		    "going down beside it at %ld of them", (unsigned long long)sim_seed(), k - 1,
+		    raced);
+	cr_assert(k > 3 || !sim_kcsan_enabled(), "rcu_barrier() made %ld student access(es) "
+		  "before it waited (TODO 5, 7)", k - 1);
+	cr_assert(k < BARRIER_MAX_ACCESSES, "rcu_barrier() was still making accesses after "
+		  "%d stops (TODO 7)", BARRIER_MAX_ACCESSES - 1);
+}
+
+/* One boot: the sweep, not the seed, chooses the interleavings. */
+SIM_TEST(hotplug, barrier_start_excludes_a_teardown, .timeout = 60)
+{
+	struct sim_config cfg = sim_forced_config();
+
+	cfg.nr_cpus = 4;
+	sim_boot(&cfg);
+	barrier_vs_teardown(NULL);
+	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
+}
+
 /* ---- parallel mode: barriers while CPUs 2 and 3 go down and come back ------ */
 
 #define CHURN_ROUNDS 4
