@@ -44,7 +44,7 @@ import xml.etree.ElementTree as ET
 
 import gradescope_check
 from workbook import build, manifest, mutants, reports, run as wbrun, sandbox
-from workbook.handout import without_hidden_tests
+from workbook.handout import handout_lab_json
 from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, find_lab, hint_call_problems
 from workbook.starters import starter_diffs
@@ -135,15 +135,20 @@ def handout_table_problems(lab):
 
 def handout_manifest_problems(lab):
     """What is wrong with the lab.json a handout gets for LAB: it must load,
-    and name no hidden test (they are counted: hidden_tests)."""
+    name no hidden test (they are counted: hidden_tests), and show no hint
+    in plain text but the first level (the rest are sealed)."""
     with open(os.path.join(LABS, lab.name, "lab.json")) as f:
-        text = without_hidden_tests(f.read())
+        text = handout_lab_json(f.read())
     try:
         manifest.validate(f"handout's labs/{lab.name}/lab.json", json.loads(text), lab.name)
     except Fail as e:
         return [str(e)]
+    plain = json.dumps(json.loads(text), ensure_ascii=False)
     return [f"names hidden test {t['name']}" for t in lab.tests
-            if t.get("visibility") == "hidden" and t["name"] in text]
+            if t.get("visibility") == "hidden" and t["name"] in text] + \
+        [f"shows hint in plain text: {h[:40]}..." for h in
+         [t["hint"] for t in lab.tests] + lab.hints[1:]
+         if json.dumps(h, ensure_ascii=False)[1:-1] in plain]
 
 
 def stage_manifests(sh, labs):
@@ -156,8 +161,9 @@ def stage_manifests(sh, labs):
         sh.check(not bad_calls, f"hints of {lab.name} name only calls that exist "
                  f"(solution, tests, common/include)", "; ".join(bad_calls))
         bad_json = handout_manifest_problems(lab)
-        sh.check(not bad_json, f"handout of {lab.name}: its lab.json loads and counts hidden "
-                 f"tests without naming them", "; ".join(bad_json))
+        sh.check(not bad_json, f"handout of {lab.name}: its lab.json loads, counts hidden "
+                 f"tests without naming them and seals every hint but the first",
+                 "; ".join(bad_json))
         bad_rows = handout_table_problems(lab)
         sh.check(not bad_rows, f"handout of {lab.name}: its tests table names tests of "
                  f"lab.json with their points", "; ".join(bad_rows))

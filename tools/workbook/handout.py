@@ -7,7 +7,7 @@ import subprocess
 
 import gen_starter
 from .common import Fail, ROOT, SOLUTIONS, say, warn
-from .manifest import all_labs, find_lab
+from .manifest import all_labs, find_lab, seal
 
 
 def tracked_files():
@@ -62,20 +62,25 @@ def strip_instructor(text):
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-def without_hidden_tests(text):
+def handout_lab_json(text):
     """A lab.json whose hidden tests are counted, not listed: their names and
     hints say what the grader tries, which a student should find out by
-    testing (hidden_tests, manifest.py)."""
+    testing (hidden_tests, manifest.py). Every hint but the first level is
+    sealed (manifest.seal()): check prints a test's hint once it fails, and
+    ./workbook hint the next level when asked, never the file at a glance."""
     m = json.loads(text)
     hidden = [t for t in m["tests"] if t.get("visibility") == "hidden"]
-    if not hidden:
-        return text
     out = {}
     for k, v in m.items():
-        out[k] = [t for t in v if t not in hidden] if k == "tests" else v
         if k == "tests":
-            out["hidden_tests"] = {"count": len(hidden),
-                                   "points": sum(t["points"] for t in hidden)}
+            out[k] = [dict(t, hint=seal(t["hint"])) for t in v if t not in hidden]
+            if hidden:
+                out["hidden_tests"] = {"count": len(hidden),
+                                       "points": sum(t["points"] for t in hidden)}
+        elif k == "hints":
+            out[k] = v[:1] + [seal(h) for h in v[1:]]
+        else:
+            out[k] = v
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -95,7 +100,7 @@ def copy_handout(out, files, release):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if parts[0] == "labs" and parts[-1] == "lab.json":
             with open(src) as f:
-                text = without_hidden_tests(f.read())
+                text = handout_lab_json(f.read())
             with open(dst, "w") as f:
                 f.write(text)
         elif rel.endswith(".md"):

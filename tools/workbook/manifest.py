@@ -27,6 +27,10 @@ lab.json, format 1:
               with the instructor; ./workbook handout writes it; optional,
               and then no test may be "hidden")
   hints       [str], layered hints for ./workbook hint (required, non-empty)
+              A handout seals every hint but the first level (a test's
+              "hint" and hints[1:]): "sealed:" and the text in base64, so
+              that a student who opens lab.json does not read an answer by
+              accident; the loader unseals them (seal(), unseal())
   check_seeds int, 1..SEEDS: how many seeds each seed sweep runs in the
               student's check, status and watch (optional; default: all
               SEEDS, what grade and selftest always run)
@@ -41,6 +45,7 @@ lab.json, format 1:
               default false)
   format      1                                      (required)
 """
+import base64
 import difflib
 import json
 import os
@@ -66,6 +71,24 @@ API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": 
 HIDDEN_KEYS = {"count": (int, True), "points": (int, True)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
+SEALED = "sealed:"
+
+
+def seal(text):
+    """TEXT as a handout's lab.json keeps a hint: not readable at a glance."""
+    return SEALED + base64.b64encode(text.encode()).decode()
+
+
+def unseal(text):
+    """A hint as written by seal(), or as the instructors' lab.json has it."""
+    if not text.startswith(SEALED):
+        return text
+    try:
+        return base64.b64decode(text[len(SEALED):], validate=True).decode()
+    except ValueError:
+        return text
+
+
 TODO_CITE = re.compile(r"\bTODOs?\s+(\d+(?:\s*(?:,|-|–|to|and)\s*\d+)*)")
 TODO_MARK = re.compile(r"\bTODO (\d+)\b")
 # A TODO's own comment ("/* TODO 3: ...", " * TODO 7 (helper): ..."), not a
@@ -198,10 +221,10 @@ def check_todos(where, m, folder):
     have = starter_todos(folder, m["files"])
     if have is None:
         return
-    texts = [(f"tests '{t['name']}' hint", t["hint"]) for t in m["tests"]] + \
-        [(f"hints[{i}]", h) for i, h in enumerate(m["hints"])]
+    texts = [(f"tests '{t['name']}' hint", unseal(t["hint"])) for t in m["tests"]] + \
+        [(f"hints[{i}]", unseal(h)) for i, h in enumerate(m["hints"])]
     for t in m["tests"]:
-        if not cited_todos(t["hint"]):
+        if not cited_todos(unseal(t["hint"])):
             raise Fail(f"{where}: tests '{t['name']}' hint names no TODO: say which TODO "
                        f"the failure is about (e.g. 'TODO 3')")
     for what, text in texts:
@@ -257,8 +280,8 @@ class Lab:
         self.api = dict(m["api"])
         self.uses = list(m.get("uses", []))
         self.modules = list(m.get("modules", []))
-        self.tests = list(m["tests"])
-        self.hints = list(m["hints"])
+        self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
+        self.hints = [unseal(h) for h in m["hints"]]
         self.check_seeds = m.get("check_seeds", SEEDS)
         self.target = f"{self.label}_tests"
         # A handout's lab.json counts its hidden tests instead of listing them.
