@@ -106,6 +106,14 @@ void trace_emit(int cpu, const struct task_struct *t, enum trace_type type,
 	pthread_mutex_unlock(&trace_lock);
 }
 
+void trace_start_here(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	for (int i = 0; rings && i < nr_rings; i++)
+		rings[i].len = 0;
+	pthread_mutex_unlock(&trace_lock);
+}
+
 void trace_event(enum trace_type type, const char *name, long arg)
 {
 	struct task_struct *t = sim_current;

@@ -62,6 +62,17 @@ void trace_event(enum trace_type type, const char *name, long arg);
  */
 __attribute__((format(printf, 1, 2))) void trace_mark(const char *fmt, ...);
 
+/**
+ * trace_start_here() - the timeline drawn for a failure begins here: the
+ * events traced so far are forgotten (trace_count() still counts them). For
+ * a test that plays one scenario many times in one boot, stopping a task at
+ * each of its accesses in turn: the picture shows the round that failed,
+ * not every round before it squeezed into one width. A task's box or a
+ * reader's bar that began earlier is drawn from the left edge, as after a
+ * ring that wrapped; it does not promise anything about what began before.
+ */
+void trace_start_here(void);
+
 /** trace_rcu_gp() - an RCU implementation reports a grace period's start (start=1) or end (start=0). */
 void trace_rcu_gp(int start, unsigned long gp_seq);
 struct rcu_head;
