@@ -32,7 +32,7 @@ struct module {
 	struct { uintptr_t start, end; } ranges[MAX_RANGES];
 	void (*exit)(void);
 	uintptr_t base;         /* where it was loaded: its symbols' offsets start here */
-	bool exiting;           /* its exit function is running */
+	enum exit_phase { NOT_EXITING, EXITING, EXITED } phase;   /* of its exit function */
 	char at_rmmod[256];     /* what was left when it returned (rmmod_leftovers()) */
 };
 
@@ -82,7 +82,7 @@ static struct queuer {
 	char comm[TASK_COMM_LEN];
 	int cpu;
 	uintptr_t fn;           /* the timer function (Q_IRQ) or callback (Q_CALLBACK) */
-	bool during_exit;
+	enum exit_phase phase;  /* of the module's exit function when it was queued */
 } queuers[QUEUERS];
 static unsigned int next_queuer;
 /* The callback this thread is invoking (a callback that queues re-posts). */
@@ -182,6 +182,24 @@ static struct module *module_find(const char *name, bool loaded_only)
 	return NULL;
 }
 
+/* Is @a in one of @m's ranges? */
+static bool module_has(const struct module *m, uintptr_t a)
+{
+	for (int r = 0; r < m->nr_ranges; r++)
+		if (a >= m->ranges[r].start && a < m->ranges[r].end)
+			return true;
+	return false;
+}
+
+/* The module (loaded or not, the newest first) whose ranges hold @a, or NULL. */
+static struct module *module_at_locked(uintptr_t a)
+{
+	for (int i = nr_modules - 1; i >= 0; i--)
+		if (module_has(&modules[i], a))
+			return &modules[i];
+	return NULL;
+}
+
 static struct module *module_new(void)
 {
 	if (nr_modules == cap_modules) {
@@ -231,13 +249,13 @@ void module_note_queued(const struct rcu_head *head)
 	count(mod, offsetof(struct module_counts, queued));
 	note_queuer(&q);
 	pthread_mutex_lock(&mod_lock);
-	struct module *m = module_find(mod, true);
+	struct module *m = module_at_locked((uintptr_t)head->func);
 	unsigned int slot = next_queuer++ % QUEUERS;
 
 	for (unsigned int i = 0; i < QUEUERS; i++)
 		if (queuers[i].head == head)
 			slot = i;
-	q.during_exit = m && m->exiting;
+	q.phase = m ? m->phase : NOT_EXITING;
 	queuers[slot] = q;
 	pthread_mutex_unlock(&mod_lock);
 }
@@ -411,15 +429,6 @@ static void check_no_timers_left(int idx)
 	}
 }
 
-/* Is @a in one of @m's ranges? */
-static bool module_has(const struct module *m, uintptr_t a)
-{
-	for (int r = 0; r < m->nr_ranges; r++)
-		if (a >= m->ranges[r].start && a < m->ranges[r].end)
-			return true;
-	return false;
-}
-
 /*
  * What the exit function left behind when it returned, said later if one of
  * the module's callbacks runs after all: its callbacks still queued, and its
@@ -452,7 +461,7 @@ static void rmmod_leftovers(int idx)
 		 c.queued - c.invoked, c.queued - c.invoked == 1 ? "was" : "were",
 		 threads[0] ? " and its kthread(s) " : "", threads,
 		 threads[0] ? " still running" : "");
-	modules[idx].exiting = false;
+	modules[idx].phase = EXITED;
 	pthread_mutex_unlock(&mod_lock);
 }
 
@@ -469,7 +478,7 @@ int rmmod(const char *name)
 	void (*exit_fn)(void) = m->exit;
 	int idx = (int)(m - modules);
 
-	m->exiting = true;
+	m->phase = EXITING;
 	pthread_mutex_unlock(&mod_lock);
 	if (exit_fn)
 		exit_fn();
@@ -487,21 +496,16 @@ int rmmod(const char *name)
 const char *module_of_address(const void *addr, bool *unloaded)
 {
 	uintptr_t a = (uintptr_t)addr;
-	const char *found = NULL;
+	struct module *m;
 
 	if (a < atomic_load(&mod_lo) || a >= atomic_load(&mod_hi))
 		return NULL;
 	pthread_mutex_lock(&mod_lock);
-	for (int i = nr_modules - 1; i >= 0 && !found; i--)
-		for (int r = 0; r < modules[i].nr_ranges; r++)
-			if (a >= modules[i].ranges[r].start && a < modules[i].ranges[r].end) {
-				found = modules[i].name;
-				if (unloaded)
-					*unloaded = !modules[i].loaded;
-				break;
-			}
+	m = module_at_locked(a);
+	if (m && unloaded)
+		*unloaded = !m->loaded;
 	pthread_mutex_unlock(&mod_lock);
-	return found;
+	return m ? m->name : NULL;
 }
 
 bool module_is_loaded(const char *name)
@@ -569,13 +573,17 @@ static void function_name(const struct module *m, uintptr_t fn, char *buf, size_
 		snprintf(buf, len, "%s", callback_name((rcu_callback_t)fn));
 }
 
-/* "queued by ..., while the exit function ran": who queued @q's callback. */
-static void describe_queuer(const struct module *m, const struct queuer *q, char *buf,
-			    size_t len)
+/* "queued by ..., while the exit function ran": who queued @q's callback, @cb. */
+static void describe_queuer(const struct module *m, const struct queuer *q, uintptr_t cb,
+			    char *buf, size_t len)
 {
+	static const char *const when_of[] = {
+		[NOT_EXITING] = "before the exit function began",
+		[EXITING] = "while the exit function ran",
+		[EXITED] = "after the exit function returned",
+	};
+	const char *when = when_of[q->phase];
 	char fn[64];
-	const char *when = q->during_exit ? "while the exit function ran" :
-					    "before the exit function began";
 
 	function_name(m, q->fn, fn, sizeof(fn));
 	switch (q->kind) {
@@ -588,8 +596,8 @@ static void describe_queuer(const struct module *m, const struct queuer *q, char
 			 q->fn ? "())" : "", when);
 		break;
 	case Q_CALLBACK:
-		snprintf(buf, len, "queued by the callback %s() itself, re-posting (in %s on CPU "
-			 "%d), %s", fn, q->comm, q->cpu, when);
+		snprintf(buf, len, "queued by the callback %s()%s (in %s on CPU %d), %s", fn,
+			 q->fn == cb ? " itself, re-posting" : "", q->comm, q->cpu, when);
 		break;
 	default:
 		snprintf(buf, len, "queued by %s on CPU %d %s", q->comm, q->cpu, when);
@@ -608,14 +616,15 @@ __attribute__((noreturn)) static void late_callback_bug(const struct rcu_head *h
 	for (unsigned int i = 0; i < QUEUERS; i++)
 		if (queuers[i].head == head)
 			q = queuers[i];
-	struct module *found = module_find(mod, false);
+	/* the very instance the callback's code was in: a module may be reloaded */
+	struct module *found = module_at_locked((uintptr_t)head->func);
 
 	if (found)
 		m = *found;
 	pthread_mutex_unlock(&mod_lock);
 	function_name(&m, (uintptr_t)head->func, cb, sizeof(cb));
 	if (q.head)
-		describe_queuer(&m, &q, who, sizeof(who));
+		describe_queuer(&m, &q, (uintptr_t)head->func, who, sizeof(who));
 	sim_bug(__FILE__, __LINE__, "callback into unloaded module %s: %s()%s%s%s%s", mod, cb,
 		who[0] ? ", " : "", who, m.at_rmmod[0] ? "; " : "", m.at_rmmod);
 }

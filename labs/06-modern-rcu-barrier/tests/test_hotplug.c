@@ -329,15 +329,19 @@ static void barrier_vs_teardown(void *arg)
 	for (k = 1; k < BARRIER_MAX_ACCESSES && barrier_stopped_at(k, &teardown_ran); k++) {
 		if (teardown_ran)
 			raced++;
+		cr_assert(!READ_ONCE(bc.returned) || !teardown_ran,
+			  "seed %llu: rcu_barrier() returned while CPU 2's callback, queued before "
+			  "it, was still running, after it was stopped at its access %ld, holding "
+			  "no lock, while CPU 3 went down. A teardown that finds a barrier's "
+			  "sequence started links the dead CPU's marker and counts it; a count the "
+			  "barrier sets afterwards overwrites that, and a marker not counted ends "
+			  "the barrier early: start the sequence and set the count in one critical "
+			  "section under barrier_lock (TODO 7)", (unsigned long long)sim_seed(), k);
 		cr_assert(!READ_ONCE(bc.returned),
 			  "seed %llu: rcu_barrier() returned while CPU 2's callback, queued before "
-			  "it, was still running, after it was stopped at its access %ld%s. A "
-			  "teardown that finds a barrier's sequence started links the dead CPU's "
-			  "marker and counts it; a count the barrier sets afterwards overwrites "
-			  "that, and a marker not counted ends the barrier early: start the "
-			  "sequence and set the count in one critical section under barrier_lock "
-			  "(TODO 7)", (unsigned long long)sim_seed(), k,
-			  teardown_ran ? ", holding no lock, while CPU 3 went down" : "");
+			  "it, was still running (stopped at its access %ld, nothing else ran "
+			  "meanwhile): does CPU 2 get a marker, counted, and does the barrier wait "
+			  "for it (TODO 6, 7)?", (unsigned long long)sim_seed(), k);
 		sim_release_point(pass_point(3));
 		release_slow(&cpu2_running);
 		for (int i = 0; i < 3; i++)
