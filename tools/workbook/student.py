@@ -310,12 +310,6 @@ def named_function_todo(files, bug):
     return None, None
 
 
-def sentences_about(text, n):
-    """The sentences of hint TEXT that cite TODO N (none: '')."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
-    return " ".join(p for p in parts if n in cited_todos(p))
-
-
 def sentences_about_all(text, todos):
     """The sentences of hint TEXT that cite any of the TODO numbers TODOS,
     each once, in the hint's order (none: '')."""
@@ -338,7 +332,7 @@ def next_step(lab, t, msgs, hint=True):
             (f"\n      hint: {about}" if about and hint else "")
     n, where = blamed_todo(lab, msgs)
     if n is not None:
-        about = sentences_about(h, n)
+        about = sentences_about_all(h, {n})
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
             (f"\n      hint: {about}" if about and hint else "")
     # A failure that names other TODOs than the test's hint, or fewer, knows
