@@ -352,11 +352,18 @@ static unsigned long rcu_seq_state(unsigned long s)
 	return s & RCU_SEQ_STATE_MASK;
 }
 
-/* Given: a barrier starts (the sequence becomes odd) and ends (even again). */
+/*
+ * Given: a barrier starts (the sequence becomes odd) and ends (even again).
+ * The full barrier after the start is the barrier's side of ->len's first
+ * race (the handout's "a call_rcu() whose ->len increment ..."): the locks
+ * the barrier takes next do not order its caller's earlier stores before
+ * its loads of ->len (common/tests/lkmm/lab6-len-call-rcu.litmus).
+ */
 static void rcu_seq_start(unsigned long *sp)
 {
 	WARN_ON(rcu_seq_state(*sp));
 	WRITE_ONCE(*sp, *sp + 1);
+	smp_mb(); /* the caller's accesses, before the ->len loads that follow */
 }
 
 static void rcu_seq_end(unsigned long *sp)
