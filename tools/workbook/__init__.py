@@ -14,5 +14,6 @@ Modules, by seam:
   reports   text/json/gradescope/junit     grade     staging, grading, batch
   student   status/check/hint/watch        starters  gen-starters
   handout   the student copy               maint     setup/bench/docs/selftest
-  cli       argparse, HELP, main
+  cli       the parser; --help written from it
+  newlab    new-lab's skeleton (left out of a handout)
 """

@@ -1,6 +1,12 @@
-"""The command line: ./workbook --help."""
+"""The command line: ./workbook --help.
+
+Rule kept here: the parser is the one description of the commands. --help
+is written from it: each command's synopsis is argparse's own usage line,
+beside the sentence that says what it does, so the two cannot drift apart.
+"""
 import argparse
 import sys
+import textwrap
 
 from .common import Fail, warn
 from .grade import cmd_grade
@@ -10,69 +16,25 @@ from .soak import cmd_soak
 from .starters import cmd_gen_starters
 from .student import cmd_check, cmd_hint, cmd_status, cmd_watch
 
+WIDTH = 100        # --help's lines
+SYNOPSIS = 28      # a synopsis longer than this puts its description on the next line
 
-HELP = """usage: ./workbook COMMAND [options]
-
-Students
-  setup                       install what is missing (apt-get; sudo when not root), then build
-  status [--prior own|solutions] [LAB...]
-                              the board: each lab's tests passed/total, points, next failing test + hint
-                              (a lab whose files and tests did not change shows its last result)
-  check LAB [--test SUITE/NAME] [--all] [--verbose] [--list] [--prior own|solutions]
-                              run one lab: each failure with its cause (assertion or BUG, where,
-                              which task), the command that replays it and its timeline; the
-                              parallel stress tests run once the others pass (--all: always);
-                              --verbose shows each test's own output; code the grader refuses
-                              (not the lab's API) is named first, in one line
-  hint LAB [N]                layered hints: one more each time (or hints 1..N)
-  watch LAB [--test SUITE/NAME] [--prior own|solutions]
-                              re-run check whenever a file of the lab is saved (Ctrl-C stops)
-  --prior solutions           build a lab on the released reference of the earlier labs
-                              (default own: your own earlier labs)
-Instructors
-  grade [--impl DIR] [--prior own|solutions] [--format text|json|gradescope|junit]
-        [--out FILE] [--force] [LAB...]
-                              grade a submission (a copy of labs/, or a tree holding one)
-  grade --batch DIR --out DIR [-j N] [--prior ...] [LAB...]
-                              grade every entry of DIR: grades.csv (a row each) plus reports
-        [--lab-budget SECONDS] a lab's tests may use SECONDS of CPU time on each CPU
-                              (default 120) and 3 x SECONDS on the wall clock;
-                              submission code always runs sandboxed (docs/instructors.md)
-        [--slot N]            grade in build folder build-wb-grade-PRIOR-N (default 0; a batch
-                              with -j J takes N..N+J-1): two grade commands at once need
-                              different slots (a busy one is refused)
-  handout OUT [--release LAB...] [--force]
-                              the student distribution (no solutions/, quiz answers, mutants):
-                              what git tracks; refused while a course file is not in git
-                              (--force: leave such files out)
-Maintainers
-  selftest [--quick] [LAB...] prove the workbook: solutions pass, starters fail, mutants caught,
-                              starters generated, valgrind, asan and tsan clean (not with --quick),
-                              docs build (CI runs this); LAB...: only those labs and the ones
-                              they build on (no grading containment, no docs)
-  soak [--runs N] [--modes deterministic,pct,parallel] [LAB...]
-                              the solutions' tests N times each (default 20) in each mode
-                              (CTest --repeat until-fail): flaky tests show up here
-  gen-starters [--check] [--force] [LAB...]
-                              derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)
-  new-mutant LAB NAME --from FILE --description TEXT
-                              FILE, an edited copy of one of the lab's solution files, becomes
-                              solutions/NN/mutants/NAME.patch with the tests that catch it
-                              (refused when none does)
-  mistakes [LAB...]           each lab's plausible mistakes (its mutants) by TODO, with the
-                              tests that catch each (deterministic, or the parallel tier only)
-Readers
-  docs [--instructor] [--out DIR]
-                              the generated docs (student edition, or with solutions and answers)
-  bench [--quick] [--check] [--out DIR]
-                              the reference RCU against liburcu and pthread_rwlock;
-                              --check: exit 1 when a target of bench/README is missed
-                              beyond its noise band
-
-LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
+FOOTER = """LAB is a lab's folder name (01-synchronize-rcu), its number (1) or label (lab1).
+--prior solutions builds a lab on the released reference of the earlier labs (default own: your
+own earlier labs).
 Environment: WORKBOOK_SEED=N replays one seed; WORKBOOK_SEEDS=N sets how many run;
 WORKBOOK_GRADE_CHECK_CODE=0 grades without the code check (the containment tests' switch).
 """
+
+
+def cmd_new_lab(a):
+    """new-lab: a maintainer's command, left out of a handout (handout.py)."""
+    try:
+        from .newlab import cmd_new_lab as new_lab
+    except ImportError:
+        raise Fail("new-lab is a maintainer's command: run it in the workbook's own "
+                   "repository, not in a handout", 2)
+    return new_lab(a)
 
 
 class Parser(argparse.ArgumentParser):
@@ -80,91 +42,181 @@ class Parser(argparse.ArgumentParser):
         raise Fail(f"{message} (see ./workbook --help)")
 
     def print_help(self, file=None):
-        sys.stdout.write(HELP)
+        sys.stdout.write(help_text(self) if hasattr(self, "groups") else
+                         "\n".join(command_help(self)) + "\n")
+
+    def _get_formatter(self):
+        # One unwrapped usage line: help_text() wraps it.
+        return argparse.HelpFormatter(self.prog, width=10000)
 
 
-def main(argv):
+def prior(s):
+    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+
+
+def build():
+    """The parser, with each command's group, text and function attached."""
     p = Parser(prog="workbook", add_help=False)
     p.add_argument("-h", "--help", action="store_true")
     sub = p.add_subparsers(dest="cmd", parser_class=Parser)
-    sub.add_parser("setup")
-    s = sub.add_parser("status")
-    s.add_argument("--prior", choices=["own", "solutions"], default="own")
-    s.add_argument("labs", nargs="*")
-    s = sub.add_parser("check")
-    s.add_argument("lab")
-    s.add_argument("--test")
-    s.add_argument("--list", action="store_true")
+    p.groups = {}
+
+    def cmd(group, name, fn, text):
+        s = sub.add_parser(name, add_help=False)
+        s.set_defaults(fn=fn)
+        s.text = text
+        p.groups.setdefault(group, []).append(s)
+        return s
+
+    S, I, M, R = "Students", "Instructors", "Maintainers", "Readers"
+    cmd(S, "setup", cmd_setup,
+        "install what is missing (apt-get; sudo when not root), then build")
+    s = cmd(S, "status", cmd_status,
+            "the board: each lab's tests passed/total, points, next failing test + hint (a lab "
+            "whose files and tests did not change shows its last result)")
+    prior(s)
+    s.add_argument("labs", nargs="*", metavar="LAB")
+    s = cmd(S, "check", cmd_check,
+            "run one lab: each failure with its cause (assertion or BUG, where, which task), the "
+            "command that replays it and its timeline; the parallel stress tests run once the "
+            "others pass (--all: always); --verbose shows each test's own output; --list lists "
+            "the tests; code the grader refuses (not the lab's API) is named first, in one line")
+    s.add_argument("lab", metavar="LAB")
+    s.add_argument("--test", metavar="SUITE/NAME")
     s.add_argument("--all", action="store_true")
     s.add_argument("-v", "--verbose", action="store_true")
-    s.add_argument("--prior", choices=["own", "solutions"], default="own")
-    s = sub.add_parser("hint")
-    s.add_argument("lab")
-    s.add_argument("n", nargs="?", type=int)
-    s = sub.add_parser("watch")
-    s.add_argument("lab")
-    s.add_argument("--test")
-    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+    s.add_argument("--list", action="store_true")
+    prior(s)
+    s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N)")
+    s.add_argument("lab", metavar="LAB")
+    s.add_argument("n", nargs="?", type=int, metavar="N")
+    s = cmd(S, "watch", cmd_watch,
+            "re-run check whenever a file of the lab is saved (Ctrl-C stops)")
+    s.add_argument("lab", metavar="LAB")
+    s.add_argument("--test", metavar="SUITE/NAME")
+    prior(s)
     s.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
-    s = sub.add_parser("selftest")
-    s.add_argument("--quick", action="store_true")
-    s.add_argument("labs", nargs="*")
-    s = sub.add_parser("grade")
-    s.add_argument("--impl")
-    s.add_argument("--prior", choices=["own", "solutions"], default="own")
+
+    s = cmd(I, "grade", cmd_grade,
+            "grade a submission (--impl: a copy of labs/, or a tree holding one), or with --batch "
+            "every entry of DIR (--out DIR gets grades.csv, a row each, plus reports; -j N at "
+            "once); --lab-budget: a lab's tests may use SECONDS of CPU time on each CPU (default "
+            "120) and 3 x SECONDS on the wall clock; --slot N grades in build folder "
+            "build-wb-grade-PRIOR-N (default 0; a batch with -j J takes N..N+J-1): two grade "
+            "commands at once need different slots (a busy one is refused). Submission code "
+            "always runs sandboxed (docs/instructors.md)")
+    s.add_argument("--impl", metavar="DIR")
+    prior(s)
     s.add_argument("--format", choices=["text", "json", "gradescope", "junit"], default="text")
-    s.add_argument("--out")
+    s.add_argument("--out", metavar="FILE|DIR")
     s.add_argument("--force", action="store_true")
-    s.add_argument("--batch")
-    s.add_argument("-j", "--jobs", type=int, default=1)
-    s.add_argument("--lab-budget", type=float, default=None)
-    s.add_argument("--slot", type=int, default=0)
-    s.add_argument("labs", nargs="*")
-    s = sub.add_parser("handout")
-    s.add_argument("out")
+    s.add_argument("--batch", metavar="DIR")
+    s.add_argument("-j", "--jobs", type=int, default=1, metavar="N")
+    s.add_argument("--lab-budget", type=float, default=None, metavar="SECONDS")
+    s.add_argument("--slot", type=int, default=0, metavar="N")
+    s.add_argument("labs", nargs="*", metavar="LAB")
+    s = cmd(I, "handout", cmd_handout,
+            "the student distribution (no solutions/, quiz answers, mutants): what git tracks; "
+            "refused while a course file is not in git (--force: leave such files out); "
+            "--release LAB... adds those labs' solutions")
+    s.add_argument("out", metavar="OUT")
     s.add_argument("--release", nargs="+", metavar="LAB")
     s.add_argument("--force", action="store_true")
-    s = sub.add_parser("bench")
+
+    s = cmd(M, "selftest", cmd_selftest,
+            "prove the workbook: solutions pass, starters fail, mutants caught, starters "
+            "generated, valgrind, asan and tsan clean (not with --quick), docs build (CI runs "
+            "this); LAB...: only those labs and the ones they build on (no grading containment, "
+            "no docs)")
     s.add_argument("--quick", action="store_true")
-    s.add_argument("--check", action="store_true")
-    s.add_argument("--out")
-    s = sub.add_parser("docs")
-    s.add_argument("--instructor", action="store_true")
-    s.add_argument("--out")
-    s = sub.add_parser("soak")
-    s.add_argument("--runs", type=int, default=20)
-    s.add_argument("--modes", default="deterministic,pct,parallel")
-    s.add_argument("labs", nargs="*")
-    s = sub.add_parser("mistakes")
-    s.add_argument("labs", nargs="*")
-    s = sub.add_parser("new-mutant")
-    s.add_argument("lab")
-    s.add_argument("name")
-    s.add_argument("--from", dest="from_file", required=True)
-    s.add_argument("--description", required=True)
-    s = sub.add_parser("gen-starters")
+    s.add_argument("labs", nargs="*", metavar="LAB")
+    s = cmd(M, "soak", cmd_soak,
+            "the solutions' tests N times each (default 20) in each mode (CTest --repeat "
+            "until-fail): flaky tests show up here")
+    s.add_argument("--runs", type=int, default=20, metavar="N")
+    s.add_argument("--modes", default="deterministic,pct,parallel", metavar="MODE,...")
+    s.add_argument("labs", nargs="*", metavar="LAB")
+    s = cmd(M, "gen-starters", cmd_gen_starters,
+            "derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)")
     s.add_argument("--check", action="store_true")
     s.add_argument("--force", action="store_true")
-    s.add_argument("labs", nargs="*")
+    s.add_argument("labs", nargs="*", metavar="LAB")
+    s = cmd(M, "new-lab", cmd_new_lab,
+            "the skeleton of a new lab (manifest, handout, student file with one TODO, its "
+            "solution, two tests, a mutant, a quiz) that passes the selftest as it is; "
+            "regenerates the Classroom workflow")
+    s.add_argument("name", metavar="NN-name")
+    s.add_argument("--title", metavar="TEXT")
+    s = cmd(M, "new-mutant", cmd_new_mutant,
+            "FILE, an edited copy of one of the lab's solution files, becomes "
+            "solutions/NN/mutants/NAME.patch with the tests that catch it (refused when none "
+            "does)")
+    s.add_argument("lab", metavar="LAB")
+    s.add_argument("name", metavar="NAME")
+    s.add_argument("--from", dest="from_file", required=True, metavar="FILE")
+    s.add_argument("--description", required=True, metavar="TEXT")
+    s = cmd(M, "mistakes", cmd_mistakes,
+            "each lab's plausible mistakes (its mutants) by TODO, with the tests that catch each "
+            "(deterministic, or the parallel tier only)")
+    s.add_argument("labs", nargs="*", metavar="LAB")
+
+    s = cmd(R, "docs", cmd_docs,
+            "the generated docs (student edition, or with solutions and answers)")
+    s.add_argument("--instructor", action="store_true")
+    s.add_argument("--out", metavar="DIR")
+    s = cmd(R, "bench", cmd_bench,
+            "the reference RCU against liburcu and pthread_rwlock; --check: exit 1 when a "
+            "target of bench/README is missed beyond its noise band")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--check", action="store_true")
+    s.add_argument("--out", metavar="DIR")
+    return p, sub
+
+
+def command_help(s):
+    """Command S's lines of --help: its synopsis (argparse's usage, wrapped
+    between options, never inside one) and what it does."""
+    synopsis = s.format_usage().replace("usage: workbook ", "", 1).strip()
+    depth, kept = 0, []
+    for c in synopsis:        # a space inside [...] does not break a line
+        depth += (c == "[") - (c == "]")
+        kept.append("\0" if c == " " and depth else c)
+    lines = [l.replace("\0", " ") for l in
+             textwrap.wrap("".join(kept), WIDTH - 2, initial_indent="  ",
+                           subsequent_indent="        ", break_on_hyphens=False)]
+    text = textwrap.wrap(s.text, WIDTH - SYNOPSIS - 2, break_on_hyphens=False)
+    if len(lines) == 1 and len(lines[0]) <= SYNOPSIS:
+        lines[0] = lines[0].ljust(SYNOPSIS + 2) + text.pop(0)
+    return lines + [" " * (SYNOPSIS + 2) + t for t in text]
+
+
+def help_text(p):
+    """--help, from P's commands, group by group."""
+    out = ["usage: ./workbook COMMAND [options]", ""]
+    for group, parsers in p.groups.items():
+        out.append(group)
+        for s in parsers:
+            out += command_help(s)
+    return "\n".join(out) + "\n\n" + FOOTER
+
+
+def main(argv):
+    p, sub = build()
     try:
-        if not argv:
-            sys.stdout.write(HELP)
-            return 0
-        if argv[0] in ("-h", "--help", "help"):
-            sys.stdout.write(HELP)
+        if not argv or argv[0] in ("-h", "--help", "help"):
+            sys.stdout.write(help_text(p))
             return 0
         if not argv[0].startswith("-") and argv[0] not in sub.choices:
             raise Fail(f"unknown command '{argv[0]}' (see ./workbook --help)")
+        if argv[0] in sub.choices and ("-h" in argv[1:] or "--help" in argv[1:]):
+            sys.stdout.write("usage: ./workbook " + "\n".join(command_help(sub.choices[argv[0]]))
+                             .lstrip() + "\n\n" + FOOTER)
+            return 0
         a = p.parse_args(argv)
         if a.help or not a.cmd:
-            sys.stdout.write(HELP)
+            sys.stdout.write(help_text(p))
             return 0
-        fn = {"setup": cmd_setup, "status": cmd_status, "check": cmd_check, "hint": cmd_hint,
-              "watch": cmd_watch, "selftest": cmd_selftest, "grade": cmd_grade,
-              "handout": cmd_handout, "gen-starters": cmd_gen_starters,
-              "bench": cmd_bench, "docs": cmd_docs, "soak": cmd_soak,
-              "new-mutant": cmd_new_mutant, "mistakes": cmd_mistakes}[a.cmd]
-        return fn(a)
+        return a.fn(a)
     except Fail as e:
         warn(str(e))
         return e.code

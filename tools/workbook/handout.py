@@ -25,6 +25,9 @@ def tracked_files():
     return out
 
 
+# Left out of a handout: the instructors' page, and new-lab, whose skeleton
+# holds its own solution (a lab made with it would leak it).
+MAINTAINERS_ONLY = ("docs/instructors.md", "tools/workbook/newlab.py")
 # What a handout is made of: a file here that git does not track is left out.
 COURSE_DIRS = ("labs", "solutions", "common", "quizzes", "docs", "cmake", "tools", "grading")
 
@@ -92,7 +95,7 @@ def copy_handout(out, files, release):
         if parts[0] == "solutions" and not (len(parts) > 2 and parts[1] in release
                                             and parts[2] != "mutants"):
             continue
-        if parts[0] in ("grading", "bench") or rel in ("docs/instructors.md",) or \
+        if parts[0] in ("grading", "bench") or rel in MAINTAINERS_ONLY or \
                 parts[0].startswith("build"):
             continue
         src = os.path.join(ROOT, rel)
