@@ -34,18 +34,36 @@ function(workbook_impl_dir name self out)
   endif()
 endfunction()
 
+# What lab NAME's manifest says, as variables WB_NAME_LABEL, _FILES, _USES,
+# _STEPS, _HEADER_MACROS and _MODULES in the caller's scope (a macro): the
+# workbook's one manifest loader writes them (tools/workbook/cmakefrag.py),
+# once per configure; CMake never parses lab.json itself. A manifest the
+# loader refuses stops the configure with its message.
+macro(workbook_manifest name)
+  set(_wb_frag "${CMAKE_BINARY_DIR}/manifests/${name}.cmake")
+  get_property(_wb_done GLOBAL PROPERTY WORKBOOK_MANIFEST_${name})
+  if(NOT _wb_done)
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools"
+              ${Python3_EXECUTABLE} -B -m workbook.cmakefrag
+              --lab "${CMAKE_SOURCE_DIR}/labs/${name}" --out "${_wb_frag}"
+      RESULT_VARIABLE _wb_rc ERROR_VARIABLE _wb_err)
+    if(_wb_rc)
+      message(FATAL_ERROR "${_wb_err}")
+    endif()
+    set_property(GLOBAL PROPERTY WORKBOOK_MANIFEST_${name} TRUE)
+    # A changed manifest (a test, a step of the memory model) reconfigures.
+    set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                 "${CMAKE_SOURCE_DIR}/labs/${name}/lab.json")
+  endif()
+  include("${_wb_frag}")
+endmacro()
+
 # Every file of lab NAME's manifest "files" (headers and modules too), as
 # written there (relative to the lab's folder).
 function(workbook_lab_manifest_files name out)
-  file(READ "${CMAKE_SOURCE_DIR}/labs/${name}/lab.json" json)
-  string(JSON n LENGTH "${json}" files)
-  set(files "")
-  math(EXPR last "${n} - 1")
-  foreach(i RANGE ${last})
-    string(JSON f GET "${json}" files ${i})
-    list(APPEND files "${f}")
-  endforeach()
-  set(${out} "${files}" PARENT_SCOPE)
+  workbook_manifest(${name})
+  set(${out} "${WB_${name}_FILES}" PARENT_SCOPE)
 endfunction()
 
 # The .c files of lab NAME's manifest "files", under DIR (but not module/).
@@ -69,31 +87,23 @@ function(workbook_add_lab labdir)
   if(WORKBOOK_ONLY_LABS AND NOT name IN_LIST WORKBOOK_ONLY_LABS)
     return()
   endif()
-  file(READ "${labdir}/lab.json" json)
-  # A changed manifest (a test, a step of the memory model) reconfigures.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${labdir}/lab.json")
-  string(JSON label GET "${json}" label)
+  workbook_manifest(${name})
+  set(label "${WB_${name}_LABEL}")
 
   # The lab's own files and those of the earlier labs it uses.
   workbook_impl_dir(${name} TRUE own_dir)
   workbook_lab_sources(${name} "${own_dir}" srcs)
   workbook_lab_all_files(${name} "${own_dir}" student)
   set(incs "${own_dir}")
-  set(uses "")
-  string(JSON nuses ERROR_VARIABLE no_uses LENGTH "${json}" uses)
-  if(NOT no_uses AND nuses GREATER 0)
-    math(EXPR last "${nuses} - 1")
-    foreach(i RANGE ${last})
-      string(JSON prior GET "${json}" uses ${i})
-      list(APPEND uses "${prior}")
-      workbook_impl_dir(${prior} FALSE pdir)
-      workbook_lab_sources(${prior} "${pdir}" psrcs)
-      list(APPEND srcs ${psrcs})
-      workbook_lab_all_files(${prior} "${pdir}" pall)
-      list(APPEND student ${pall})
-      list(APPEND incs "${pdir}")
-    endforeach()
-  endif()
+  set(uses "${WB_${name}_USES}")
+  foreach(prior IN LISTS uses)
+    workbook_impl_dir(${prior} FALSE pdir)
+    workbook_lab_sources(${prior} "${pdir}" psrcs)
+    list(APPEND srcs ${psrcs})
+    workbook_lab_all_files(${prior} "${pdir}" pall)
+    list(APPEND student ${pall})
+    list(APPEND incs "${pdir}")
+  endforeach()
   foreach(s IN LISTS srcs)
     if(NOT EXISTS "${s}")
       message(WARNING "${name}: missing student file ${s}")
@@ -112,62 +122,47 @@ function(workbook_add_lab labdir)
   target_compile_definitions(${label}_tests PRIVATE WORKBOOK_LAB="${name}")
   # Student code (and what the tests' files expand of it) seen access by access.
   # The steps of the memory model the lab's manifest turns on.
-  set(steps "")
-  foreach(step race_watch late_stores early_loads)
-    string(JSON step_on ERROR_VARIABLE step_missing GET "${json}" ${step})
-    if(NOT step_missing AND step_on)
-      list(APPEND steps ${step})
-    endif()
-  endforeach()
+  set(steps "${WB_${name}_STEPS}")
   # The macros the student headers of this lab and the labs it uses define
   # (api.header_macros): the runtime counts a test line that expands one as
   # student code.
   set(WORKBOOK_KCSAN_MACROS "")
   foreach(mlab IN ITEMS ${name} ${uses})
-    file(READ "${CMAKE_SOURCE_DIR}/labs/${mlab}/lab.json" mjson)
-    string(JSON nmac ERROR_VARIABLE no_mac LENGTH "${mjson}" api header_macros)
-    if(NOT no_mac AND nmac GREATER 0)
-      math(EXPR mlast "${nmac} - 1")
-      foreach(i RANGE ${mlast})
-        string(JSON mac GET "${mjson}" api header_macros ${i})
-        list(APPEND WORKBOOK_KCSAN_MACROS "${mac}")
-      endforeach()
-    endif()
+    workbook_manifest(${mlab})
+    list(APPEND WORKBOOK_KCSAN_MACROS ${WB_${mlab}_HEADER_MACROS})
   endforeach()
   workbook_kcsan_instrument(${label}_tests "" "${student}" ${steps})
 
   # Modules: shared objects built from student files (possibly another lab's),
   # or, with "dir": "tests", from the lab's own tests folder.
-  string(JSON nmods ERROR_VARIABLE no_mods LENGTH "${json}" modules)
-  if(NOT no_mods AND nmods GREATER 0)
-    math(EXPR last "${nmods} - 1")
-    foreach(i RANGE ${last})
-      string(JSON mname GET "${json}" modules ${i} name)
-      string(JSON mlab ERROR_VARIABLE no_mlab GET "${json}" modules ${i} lab)
-      string(JSON mwhere ERROR_VARIABLE no_mwhere GET "${json}" modules ${i} dir)
-      if(NOT no_mwhere AND mwhere STREQUAL "tests")
-        # A module of the tests' own (never a student's): from the workbook.
-        set(mdir "${labdir}/tests")
-      elseif(no_mlab OR mlab STREQUAL name)
-        set(mdir "${own_dir}")
-      else()
-        workbook_impl_dir(${mlab} FALSE mdir)
-      endif()
-      string(JSON msrc GET "${json}" modules ${i} source)
-      set(target ${label}_mod_${mname})
-      add_library(${target} MODULE "${mdir}/${msrc}")
-      set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME ${mname}
-        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/modules/${label}")
-      target_include_directories(${target} PRIVATE ${incs} "${labdir}/tests"
-        "${CMAKE_SOURCE_DIR}/common/include")
-      if(WORKBOOK_KCSAN)
-        target_compile_options(${target} PRIVATE -fsanitize=thread -Wno-tsan)
-      endif()
-      add_dependencies(${label}_tests ${target})
-      target_compile_definitions(${label}_tests PRIVATE
-        MODULE_PATH_${mname}="$<TARGET_FILE:${target}>")
-    endforeach()
-  endif()
+  # Each is "name|source|lab|dir", "-" for a key the manifest leaves out.
+  foreach(mod IN LISTS WB_${name}_MODULES)
+    string(REPLACE "|" ";" mfields "${mod}")
+    list(GET mfields 0 mname)
+    list(GET mfields 1 msrc)
+    list(GET mfields 2 mlab)
+    list(GET mfields 3 mwhere)
+    if(mwhere STREQUAL "tests")
+      # A module of the tests' own (never a student's): from the workbook.
+      set(mdir "${labdir}/tests")
+    elseif(mlab STREQUAL "-" OR mlab STREQUAL name)
+      set(mdir "${own_dir}")
+    else()
+      workbook_impl_dir(${mlab} FALSE mdir)
+    endif()
+    set(target ${label}_mod_${mname})
+    add_library(${target} MODULE "${mdir}/${msrc}")
+    set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME ${mname}
+      LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/modules/${label}")
+    target_include_directories(${target} PRIVATE ${incs} "${labdir}/tests"
+      "${CMAKE_SOURCE_DIR}/common/include")
+    if(WORKBOOK_KCSAN)
+      target_compile_options(${target} PRIVATE -fsanitize=thread -Wno-tsan)
+    endif()
+    add_dependencies(${label}_tests ${target})
+    target_compile_definitions(${label}_tests PRIVATE
+      MODULE_PATH_${mname}="$<TARGET_FILE:${target}>")
+  endforeach()
 
   workbook_discover_tests(${label}_tests ${label} "${labdir}")
 endfunction()

@@ -16,4 +16,5 @@ Modules, by seam:
   handout   the student copy               maint     setup/bench/docs/selftest
   cli       the parser; --help written from it
   newlab    new-lab's skeleton (left out of a handout)
+  cmakefrag what CMake needs of a manifest     ctest     CTest discovery
 """
