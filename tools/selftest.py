@@ -151,6 +151,55 @@ def handout_manifest_problems(lab):
          if json.dumps(h, ensure_ascii=False)[1:-1] in plain]
 
 
+# Malformed manifests (each a change to lab 1's) and what the loader must say
+# of each, in one line that names the file: (what, change, expected words).
+BAD_MANIFESTS = [
+    ("no format", lambda m: m.pop("format"), "missing key 'format' (an integer): add \"format\": 1"),
+    ("a misspelt key", lambda m: m.__setitem__("tets", []), "unknown key 'tets': did you mean 'tests'?"),
+    ("files as a string", lambda m: m.__setitem__("files", "rcu.c"), "'files' must be"),
+    ("another folder's name", lambda m: m.__setitem__("name", "01-other"), "not the folder's"),
+    ("a bad label", lambda m: m.__setitem__("label", "one"), "'label' must be labN"),
+    ("points off", lambda m: m["tests"][0].__setitem__("points", m["tests"][0]["points"] + 1),
+     "tests' points add up to 101, not 100"),
+    ("a test twice", lambda m: m["tests"].append(dict(m["tests"][0])), "is listed twice"),
+    ("a hint without a TODO", lambda m: m["tests"][0].__setitem__("hint", "Look closer."),
+     "hint names no TODO"),
+    ("a hint citing a TODO that is not there",
+     lambda m: m["hints"].append("See TODO 99."), "cites TODO 99, which the starter does not hold"),
+    ("a bad visibility", lambda m: m["tests"][0].__setitem__("visibility", "secret"),
+     "'visibility' must be one of"),
+]
+
+
+def loader_message_problems():
+    """Each of BAD_MANIFESTS, written into a copy of lab 1's folder: the one
+    loader must refuse it in one line that names the file and the problem."""
+    src = find_lab("1")
+    tmp = os.path.join(ROOT, "build-wb-manifest-check")
+    d = os.path.join(tmp, src.name)
+    out = []
+    for what, change, words in BAD_MANIFESTS + [("not JSON", None, "not valid JSON")]:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(src.dir, d)
+        with open(os.path.join(src.dir, "lab.json")) as f:
+            m = json.load(f)
+        with open(os.path.join(d, "lab.json"), "w") as f:
+            if change:
+                change(m)
+                json.dump(m, f)
+            else:
+                f.write(json.dumps(m)[:-1])
+        try:
+            manifest.Lab(d)
+            out.append(f"{what}: accepted")
+        except Fail as e:
+            msg = str(e)
+            if words not in msg or "\n" in msg or "lab.json" not in msg:
+                out.append(f"{what}: said '{msg}'")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def stage_manifests(sh, labs):
     """lab.json already passed the loader (all_labs()); the mutants' index and
     patches, and the starters, are checked here."""
@@ -177,6 +226,9 @@ def stage_manifests(sh, labs):
                  "cleanly (git apply --check)", "; ".join(bad) or ("" if mus else "none"))
     problems = starter_diffs(labs)
     sh.check(not problems, "starters equal what gen-starters derives", "; ".join(problems))
+    problems = loader_message_problems()
+    sh.check(not problems, f"manifest loader: {len(BAD_MANIFESTS) + 1} malformed lab.json each "
+             f"refused in one line naming the file and the problem", "; ".join(problems))
     stage_classroom(sh)
 
 

@@ -73,6 +73,7 @@ static const char *bug_mismatch_locked(const char *headline, int student)
 {
 	bool irq = sim_current && sim_current->cpu >= 0 && cpu_of(sim_current->cpu)->hardirq > 0;
 
+	sim_assert_sched_held();
 	if (S.expect_bug && !strstr(headline, S.expect_bug))
 		return "another one";
 	if (!S.expect_bug)
@@ -91,6 +92,7 @@ static void bug_report_locked(const char *file, int line, int student, const cha
 {
 	char headline[512];
 
+	sim_assert_sched_held();
 	vsnprintf(headline, sizeof(headline), fmt, ap);
 	snprintf(sim_failure_what, sizeof(sim_failure_what), "%s", headline);
 	fflush(stdout);
@@ -126,6 +128,7 @@ void sim_bug_locked(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
+	sim_assert_sched_held();
 	va_start(ap, fmt);
 	bug_report_locked(file, line, 0, fmt, ap);
 	va_end(ap);
@@ -229,7 +232,7 @@ void sim_report_hang(const char *test, double after_s)
 	bool locked = false;
 
 	for (int i = 0; i < 50 && !locked; i++) {
-		locked = pthread_mutex_trylock(&S.lock) == 0;
+		locked = sim_lock_try(&S.lock);
 		if (!locked)
 			usleep(10000);
 	}
@@ -242,7 +245,7 @@ void sim_report_hang(const char *test, double after_s)
 	if (S.booted)
 		sim_report_tasks(stderr);
 	if (locked)
-		pthread_mutex_unlock(&S.lock);
+		sim_lock_drop(&S.lock);
 	sim_failure_report("hang");
 	fflush(stderr);
 }

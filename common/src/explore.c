@@ -54,6 +54,7 @@ static void pct_boot_locked(void)
 	int d = S.cfg.pct_depth < 1 ? 1 : S.cfg.pct_depth;
 	long k = S.cfg.pct_steps > 0 ? S.cfg.pct_steps : 1;
 
+	sim_assert_sched_held();
 	if (d > PCT_MAX_DEPTH)
 		d = PCT_MAX_DEPTH;
 	/* A random permutation of d .. d+PCT_MAX_TASKS-1 over pids. */
@@ -84,6 +85,7 @@ static struct task_struct *pct_pick_locked(struct task_struct *self)
 {
 	struct task_struct *t, *best = NULL;
 
+	sim_assert_sched_held();
 	pct_decisions++;
 	for (int i = 0; i < PCT_MAX_DEPTH; i++)
 		if (pct_change[i] == pct_decisions && self)
@@ -134,6 +136,7 @@ static struct task_struct *ex_pick_locked(struct task_struct *self)
 	 * switching away from it is no preemption. */
 	bool spins = self_runs && self->relax_streak > 0;
 
+	sim_assert_sched_held();
 	if (self_runs && !spins)
 		cand[n++] = self;
 	list_for_each_entry(t, &S.tasks, all_node)
@@ -170,6 +173,7 @@ int explore_choose_locked(int n)
 {
 	int c = 0;
 
+	sim_assert_sched_held();
 	if (!S.det || S.cfg.sched != SIM_SCHED_EXHAUSTIVE || n < 2)
 		return -1;
 	if (ex_len < ex_prefix_len)
@@ -231,6 +235,7 @@ struct task_struct *explore_pick_locked(void)
 {
 	struct task_struct *self = sim_current;
 
+	sim_assert_sched_held();
 	if (S.cfg.sched == SIM_SCHED_PCT)
 		return pct_pick_locked(self);
 	if (S.cfg.sched == SIM_SCHED_EXHAUSTIVE)
@@ -240,6 +245,7 @@ struct task_struct *explore_pick_locked(void)
 
 void explore_boot_locked(void)
 {
+	sim_assert_sched_held();
 	if (S.cfg.sched == SIM_SCHED_PCT)
 		pct_boot_locked();
 	ex_len = 0;
@@ -337,6 +343,7 @@ static struct task_struct *stopping_for_locked(const struct task_struct *t)
 {
 	struct task_struct *k;
 
+	sim_assert_sched_held();
 	list_for_each_entry(k, &S.tasks, all_node)
 		if (k->stopper == t && !k->exited)
 			return k;
@@ -355,6 +362,7 @@ static struct task_struct *poller_locked(void)
 {
 	struct task_struct *k, *best = NULL;
 
+	sim_assert_sched_held();
 	list_for_each_entry(k, &S.tasks, all_node)
 		if (k->state == TS_RUNNING && !k->is_idle &&
 		    k->relax_since_block > POLLER_RELAXES &&
@@ -377,6 +385,7 @@ static void hung_report_locked(struct task_struct *t, const char *how)
 {
 	struct task_struct *k = stopping_for_locked(t), *p = poller_locked();
 
+	sim_assert_sched_held();
 	if (p)
 		sim_bug_locked(p->file ? p->file : "?", p->line,
 			       "hung task: %s (pid %d) blocked in %s %s while %s (pid %d) polled: "
@@ -405,6 +414,7 @@ void explore_note_block_locked(struct task_struct *t)
 {
 	struct timespec ts;
 
+	sim_assert_sched_held();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t->blocked_step = S.steps;
 	t->blocked_ms = ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
@@ -415,6 +425,7 @@ void explore_hung_check_locked(void)
 {
 	struct task_struct *t;
 
+	sim_assert_sched_held();
 	if (S.cfg.hung_steps <= 0 || (S.steps & 4095))
 		return;
 	list_for_each_entry(t, &S.tasks, all_node)
@@ -438,6 +449,7 @@ void explore_watchdog_tick_locked(int ms)
 	struct task_struct *t;
 	struct timespec ts;
 
+	sim_assert_sched_held();
 	if (S.det || !S.booted)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -34,6 +34,7 @@ static struct task_struct *drain_waiter;
 
 void hotplug_reset_locked(void)
 {
+	sim_assert_sched_held();
 	memset(cpuhp_steps, 0, sizeof(cpuhp_steps));
 	mutex_init(&cpu_hotplug_lock);
 	cpu_hotplug_lock.name = "cpu_hotplug_lock";
@@ -43,6 +44,7 @@ void hotplug_reset_locked(void)
 /* Every CPU back online, its parked tasks running: sim_halt() stops them. */
 void hotplug_halt_locked(void)
 {
+	sim_assert_sched_held();
 	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		struct sim_cpu *c = cpu_of(cpu);
 
@@ -55,6 +57,7 @@ void hotplug_halt_locked(void)
 
 void hotplug_cpu_released_locked(struct sim_cpu *c)
 {
+	sim_assert_sched_held();
 	(void)c;
 	if (drain_waiter)
 		sched_wake_locked(drain_waiter);
@@ -86,6 +89,7 @@ static void cpuhp_check_state(enum cpuhp_state state, const char *what)
 
 static int cpuhp_dyn_state_locked(void)
 {
+	sim_assert_sched_held();
 	for (int s = CPUHP_BP_PREPARE_DYN; s < CPUHP_BP_PREPARE_DYN_END; s++)
 		if (!cpuhp_steps[s].used)
 			return s;

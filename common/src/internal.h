@@ -21,12 +21,17 @@
  * otherwise module.c drops mod_lock before it calls anything that schedules or
  * traces. Nothing takes mod_lock or S.lock while holding trace_lock, and
  * nothing takes mod_lock while holding S.lock.
+ *
+ * S.lock, mod_lock and kc_lock are taken with sim_lock_take(), and every
+ * function whose name ends in _locked checks that its caller holds the lock
+ * it needs (sim_assert_held(), lockdep.c).
  */
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/list.h>
 #include <linux/sched.h>
@@ -346,8 +351,80 @@ __attribute__((noreturn)) void sim_bug_locked(const char *file, int line, const 
 void sim_report_tasks(FILE *f);
 void sim_report_hang(const char *test, double after_s);
 
-#define SIM_LOCK() pthread_mutex_lock(&S.lock)
-#define SIM_UNLOCK() pthread_mutex_unlock(&S.lock)
+/*
+ * The kernel's own locks (S.lock, mod_lock, ...: pthread mutexes, not the
+ * simulated spinlocks of <linux/spinlock.h>), taken so that each thread
+ * knows which it holds (lockdep.c says why). At most SIM_HELD_MAX at once.
+ */
+#define SIM_HELD_MAX 4
+extern _Thread_local pthread_mutex_t *sim_held[SIM_HELD_MAX];
+extern _Thread_local int sim_nheld;
+__attribute__((noreturn)) void sim_lock_bug(const char *fn, const char *lock, const char *what);
+
+static inline bool sim_lock_held(const pthread_mutex_t *m)
+{
+	for (int i = 0; i < sim_nheld; i++)
+		if (sim_held[i] == m)
+			return true;
+	return false;
+}
+
+/* Note @m as held by this thread, once it has been taken. */
+static inline void sim_lock_taken(pthread_mutex_t *m)
+{
+	if (sim_nheld == SIM_HELD_MAX)
+		sim_lock_bug(__func__, "a lock", "taken with too many held already");
+	sim_held[sim_nheld++] = m;
+}
+
+static inline void sim_lock_take(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+	sim_lock_taken(m);
+}
+
+/* Like pthread_mutex_trylock(): true if taken. */
+static inline bool sim_lock_try(pthread_mutex_t *m)
+{
+	if (pthread_mutex_trylock(m))
+		return false;
+	sim_lock_taken(m);
+	return true;
+}
+
+static inline void sim_lock_drop(pthread_mutex_t *m)
+{
+	for (int i = sim_nheld - 1; i >= 0; i--)
+		if (sim_held[i] == m) {
+			sim_held[i] = sim_held[--sim_nheld];
+			pthread_mutex_unlock(m);
+			return;
+		}
+	sim_lock_bug(__func__, "a lock", "dropped by a thread that does not hold it");
+}
+
+/* lockdep_assert_held()'s way: the caller must hold @m. */
+#define sim_assert_held(m)                                                   \
+	do {                                                                 \
+		if (!sim_lock_held(m))                                       \
+			sim_lock_bug(__func__, #m, "not held by the caller"); \
+	} while (0)
+
+/*
+ * What a function of the scheduler's (S.lock's) needs: S.lock, or, in
+ * deterministic mode, the token, which the one task that runs holds and
+ * which serializes everything S.lock does (a student access's hooks run
+ * under it alone).
+ */
+#define sim_assert_sched_held()                                              \
+	do {                                                                 \
+		if (!sim_lock_held(&S.lock) && !(S.det && S.token == sim_current)) \
+			sim_lock_bug(__func__, "S.lock (or the deterministic token)", \
+				     "not held by the caller");              \
+	} while (0)
+
+#define SIM_LOCK() sim_lock_take(&S.lock)
+#define SIM_UNLOCK() sim_lock_drop(&S.lock)
 /*
  * SIM_LOCKED() - @expr, of @type, evaluated under S.lock, as a value: the
  * body of a short accessor (a snapshot of the kernel's state, or one step

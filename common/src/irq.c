@@ -16,6 +16,7 @@
 
 bool irq_deliverable_locked(struct sim_cpu *c)
 {
+	sim_assert_sched_held();
 	return c->irq_len > 0 && !c->irq_held && !c->irqs_off && c->hardirq == 0;
 }
 
@@ -23,6 +24,7 @@ void raise_irq_locked(int cpu, irq_handler_t fn, void *data, const char *name)
 {
 	struct sim_cpu *c = cpu_of(cpu);
 
+	sim_assert_sched_held();
 	if (c->irq_len == c->irq_cap) {
 		int cap = c->irq_cap ? 2 * c->irq_cap : 16;
 		struct sim_irq *n = malloc(sizeof(*n) * (size_t)cap);
@@ -186,6 +188,7 @@ struct call_data {
 
 static void call_put_locked(struct call_data *cd)
 {
+	sim_assert_sched_held();
 	if (--cd->refs == 0)
 		free(cd);
 }

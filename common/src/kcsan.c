@@ -185,6 +185,7 @@ static void load_student_files_locked(void)
 {
 	static bool loaded;
 
+	sim_assert_held(&kc_lock);
 	if (loaded)
 		return;
 	loaded = true;
@@ -284,6 +285,7 @@ static bool line_uses_student_macro(const char *file, int line)
 
 static int intern_file_locked(const char *f)
 {
+	sim_assert_held(&kc_lock);
 	for (int i = 0; i < kc_nfiles; i++)
 		if (!strcmp(kc_files[i], f))
 			return i;
@@ -304,6 +306,7 @@ static const Dwfl_Callbacks kc_dwfl_cb = {
 
 static void dwfl_refresh_locked(void)
 {
+	sim_assert_held(&kc_lock);
 	if (!kc_dwfl)
 		kc_dwfl = dwfl_begin(&kc_dwfl_cb);
 	if (!kc_dwfl)
@@ -316,6 +319,7 @@ static void dwfl_refresh_locked(void)
 /* File and line of @pc (a return address: the call is the byte before). */
 static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
 {
+	sim_assert_held(&kc_lock);
 	Dwarf_Addr a = (Dwarf_Addr)pc - 1;
 
 	if (!kc_dwfl)
@@ -341,6 +345,7 @@ static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
 #else
 static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
 {
+	sim_assert_held(&kc_lock);
 	(void)pc;
 	(void)line;
 	(void)fn;
@@ -350,6 +355,7 @@ static const char *lookup_line_locked(uintptr_t pc, int *line, const char **fn)
 
 static int classify_file_locked(const char *file, int line)
 {
+	sim_assert_held(&kc_lock);
 	if (!file)
 		return KC_NONE;
 	if (is_student_file(file))
@@ -379,11 +385,11 @@ static struct kc_slot kc_overflow; /* answers when the cache is full */
 
 static struct kc_slot *classify_slow(uintptr_t pc)
 {
-	pthread_mutex_lock(&kc_lock);
+	sim_lock_take(&kc_lock);
 	struct kc_slot *s = slot_of(pc);
 
 	if (s && atomic_load_explicit(&s->pc, memory_order_relaxed) == pc) {
-		pthread_mutex_unlock(&kc_lock);
+		sim_lock_drop(&kc_lock);
 		return s;
 	}
 	load_student_files_locked();
@@ -398,7 +404,7 @@ static struct kc_slot *classify_slow(uintptr_t pc)
 	s->file = (unsigned short)(file ? intern_file_locked(file) : 0);
 	if (s != &kc_overflow)
 		atomic_store_explicit(&s->pc, pc, memory_order_release);
-	pthread_mutex_unlock(&kc_lock);
+	sim_lock_drop(&kc_lock);
 	return s;
 }
 
@@ -428,14 +434,14 @@ int kcsan_pc_is_student(uintptr_t pc)
 /* Modules come and go at reused addresses: forget what was learnt. */
 void kcsan_modules_changed(void)
 {
-	pthread_mutex_lock(&kc_lock);
+	sim_lock_take(&kc_lock);
 	for (unsigned i = 0; i < KC_CACHE; i++)
 		atomic_store_explicit(&kc_cache[i].pc, 0, memory_order_relaxed);
 #ifdef WORKBOOK_HAVE_LIBDW
 	if (kc_dwfl)
 		dwfl_refresh_locked();
 #endif
-	pthread_mutex_unlock(&kc_lock);
+	sim_lock_drop(&kc_lock);
 }
 
 static const char *describe_pc_locked(uintptr_t pc, char *buf, size_t n)
@@ -444,6 +450,7 @@ static const char *describe_pc_locked(uintptr_t pc, char *buf, size_t n)
 	const char *fn = NULL;
 	const char *file = lookup_line_locked(pc, &line, &fn);
 
+	sim_assert_held(&kc_lock);
 	if (file)
 		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
 	else
@@ -454,10 +461,10 @@ static const char *describe_pc_locked(uintptr_t pc, char *buf, size_t n)
 /* For a crash handler: NULL rather than wait for a lock the crash may hold. */
 const char *kcsan_describe_pc_nowait(uintptr_t pc, char *buf, size_t n)
 {
-	if (pthread_mutex_trylock(&kc_lock))
+	if (!sim_lock_try(&kc_lock))
 		return NULL;
 	describe_pc_locked(pc, buf, n);
-	pthread_mutex_unlock(&kc_lock);
+	sim_lock_drop(&kc_lock);
 	return buf;
 }
 
@@ -466,14 +473,14 @@ const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n)
 	int line = 0;
 	const char *fn = NULL;
 
-	pthread_mutex_lock(&kc_lock);
+	sim_lock_take(&kc_lock);
 	const char *file = lookup_line_locked(pc, &line, &fn);
 
 	if (file)
 		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
 	else
 		snprintf(buf, n, "%p", (void *)pc);
-	pthread_mutex_unlock(&kc_lock);
+	sim_lock_drop(&kc_lock);
 	return buf;
 }
 

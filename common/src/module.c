@@ -100,6 +100,7 @@ static struct { char name[64]; struct module_counts c; } counted[MAX_COUNTED];
 
 static struct module_counts *counts_locked(const char *name)
 {
+	sim_assert_held(&mod_lock);
 	for (int i = 0; i < MAX_COUNTED; i++) {
 		if (!strcmp(counted[i].name, name))
 			return &counted[i].c;
@@ -114,32 +115,32 @@ static struct module_counts *counts_locked(const char *name)
 /* Add one to the count that @field picks, for the module @name. */
 static void count(const char *name, size_t field)
 {
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	struct module_counts *c = counts_locked(name);
 
 	if (c)
 		(*(long *)((char *)c + field))++;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 }
 
 struct module_counts module_counts(const char *name)
 {
 	struct module_counts none = { 0 };
 
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	for (int i = 0; i < MAX_COUNTED && counted[i].name[0]; i++)
 		if (!strcmp(counted[i].name, name))
 			none = counted[i].c;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	return none;
 }
 
 void modules_reset_counts(void)
 {
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	memset(counted, 0, sizeof(counted));
 	memset(queuers, 0, sizeof(queuers));
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 }
 
 struct find_ranges {
@@ -194,6 +195,7 @@ static bool module_has(const struct module *m, uintptr_t a)
 /* The module (loaded or not, the newest first) whose ranges hold @a, or NULL. */
 static struct module *module_at_locked(uintptr_t a)
 {
+	sim_assert_held(&mod_lock);
 	for (int i = nr_modules - 1; i >= 0; i--)
 		if (module_has(&modules[i], a))
 			return &modules[i];
@@ -248,7 +250,7 @@ void module_note_queued(const struct rcu_head *head)
 		return;
 	count(mod, offsetof(struct module_counts, queued));
 	note_queuer(&q);
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	struct module *m = module_at_locked((uintptr_t)head->func);
 	unsigned int slot = next_queuer++ % QUEUERS;
 
@@ -257,7 +259,7 @@ void module_note_queued(const struct rcu_head *head)
 			slot = i;
 	q.phase = m ? m->phase : NOT_EXITING;
 	queuers[slot] = q;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 }
 
 int insmod(const char *path)
@@ -285,9 +287,9 @@ int insmod(const char *path)
 	void (*exit_fn)(void) = (void (*)(void))(uintptr_t)exit_sym;
 	const char *name = name_fn();
 
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	if (module_find(name, true)) {
-		pthread_mutex_unlock(&mod_lock);
+		sim_lock_drop(&mod_lock);
 		dlclose(h);
 		fprintf(stderr, "insmod: module %s is already loaded\n", name);
 		return -EEXIST;
@@ -307,19 +309,19 @@ int insmod(const char *path)
 	char tname[64];
 
 	snprintf(tname, sizeof(tname), "%s", m->name);
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_LOAD, tname, 0);
 	int err = init_fn();
 
 	if (!err)
 		count(tname, offsetof(struct module_counts, inits));
 	if (err) {
-		pthread_mutex_lock(&mod_lock);
+		sim_lock_take(&mod_lock);
 		m = module_find(tname, true);
 		m->loaded = false;
 		dlclose(m->handle);
 		names_forget();
-		pthread_mutex_unlock(&mod_lock);
+		sim_lock_drop(&mod_lock);
 	}
 	return err;
 }
@@ -399,9 +401,9 @@ static void check_no_timers_left(int idx)
 
 	if (!S.booted)
 		return;
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	m = modules[idx];
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	for (int r = 0; r < m.nr_ranges; r++) {
 		bool running = false;
 		struct timer_list *t;
@@ -442,9 +444,9 @@ static void rmmod_leftovers(int idx)
 	char threads[96] = "";
 	size_t used = 0;
 
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	m = modules[idx];
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	c = module_counts(m.name);
 	if (S.booted) {
 		SIM_LOCK();
@@ -455,40 +457,40 @@ static void rmmod_leftovers(int idx)
 							 "%s%s", used ? ", " : "", t->comm);
 		SIM_UNLOCK();
 	}
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	snprintf(modules[idx].at_rmmod, sizeof(modules[idx].at_rmmod),
 		 "when its exit function returned, %ld of its callbacks %s still queued%s%s%s",
 		 c.queued - c.invoked, c.queued - c.invoked == 1 ? "was" : "were",
 		 threads[0] ? " and its kthread(s) " : "", threads,
 		 threads[0] ? " still running" : "");
 	modules[idx].phase = EXITED;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 }
 
 int rmmod(const char *name)
 {
 	might_sleep();
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	struct module *m = module_find(name, true);
 
 	if (!m) {
-		pthread_mutex_unlock(&mod_lock);
+		sim_lock_drop(&mod_lock);
 		return -ENOENT;
 	}
 	void (*exit_fn)(void) = m->exit;
 	int idx = (int)(m - modules);
 
 	m->phase = EXITING;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	if (exit_fn)
 		exit_fn();
 	count(name, offsetof(struct module_counts, exits));
 	rmmod_leftovers(idx);
 	check_no_timers_left(idx);
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	m = &modules[idx];
 	module_unmap(m);
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	trace_emit(sim_current ? sim_current->cpu : -1, sim_current, TR_MODULE_UNLOAD, name, 0);
 	return 0;
 }
@@ -500,33 +502,33 @@ const char *module_of_address(const void *addr, bool *unloaded)
 
 	if (a < atomic_load(&mod_lo) || a >= atomic_load(&mod_hi))
 		return NULL;
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	m = module_at_locked(a);
 	if (m && unloaded)
 		*unloaded = !m->loaded;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	return m ? m->name : NULL;
 }
 
 bool module_is_loaded(const char *name)
 {
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	bool loaded = module_find(name, true) != NULL;
 
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	return loaded;
 }
 
 void modules_halt(void)
 {
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	for (int i = 0; i < nr_modules; i++)
 		if (modules[i].loaded) {
 			fprintf(stderr, "warning: module %s still loaded at shutdown; "
 				"unmapping it without its exit function\n", modules[i].name);
 			module_unmap(&modules[i]);
 		}
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 }
 
 /* The name, looked up: its symbol, else its module's name, else "callback". */
@@ -612,7 +614,7 @@ __attribute__((noreturn)) static void late_callback_bug(const struct rcu_head *h
 	struct queuer q = { 0 };
 	struct module m = { 0 };
 
-	pthread_mutex_lock(&mod_lock);
+	sim_lock_take(&mod_lock);
 	for (unsigned int i = 0; i < QUEUERS; i++)
 		if (queuers[i].head == head)
 			q = queuers[i];
@@ -621,7 +623,7 @@ __attribute__((noreturn)) static void late_callback_bug(const struct rcu_head *h
 
 	if (found)
 		m = *found;
-	pthread_mutex_unlock(&mod_lock);
+	sim_lock_drop(&mod_lock);
 	function_name(&m, (uintptr_t)head->func, cb, sizeof(cb));
 	if (q.head)
 		describe_queuer(&m, &q, (uintptr_t)head->func, who, sizeof(who));

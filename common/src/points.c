@@ -17,6 +17,7 @@
 
 static struct sim_pointhold *point_find_locked(const char *name, bool create)
 {
+	sim_assert_sched_held();
 	for (int i = 0; i < MAX_POINTS; i++) {
 		struct sim_pointhold *p = &S.points[i];
 
@@ -36,6 +37,7 @@ static void point_pass_locked(struct task_struct *t, const char *name, const cha
 {
 	struct sim_pointhold *p = point_find_locked(name, true);
 
+	sim_assert_sched_held();
 	if (p && p->held) {
 		if (p->permits > 0) {
 			p->permits--;
@@ -92,6 +94,7 @@ static void point_let_go_locked(struct sim_pointhold *p, int n)
 {
 	struct task_struct *t;
 
+	sim_assert_sched_held();
 	list_for_each_entry(t, &S.tasks, all_node) {
 		if (n == 0)
 			break;
@@ -182,6 +185,7 @@ static bool point_held_locked(const char *name)
 {
 	struct sim_pointhold *p = point_find_locked(name, false);
 
+	sim_assert_sched_held();
 	return p && p->held;
 }
 

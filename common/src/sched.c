@@ -31,8 +31,10 @@ DECLARE_WAIT_QUEUE_HEAD(cpu_qs_wq);
 /* splitmix64: small, fast, and the same on every platform. */
 uint64_t sim_rand_locked(void)
 {
-	uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z;
 
+	sim_assert_sched_held();
+	z = (S.rng += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
@@ -40,6 +42,7 @@ uint64_t sim_rand_locked(void)
 
 void sched_note_progress_locked(void)
 {
+	sim_assert_sched_held();
 	S.relax_streak = 0;
 	atomic_fetch_add_explicit(&S.progress, 1, memory_order_relaxed);
 }
@@ -82,6 +85,7 @@ static void task_sleep_locked(struct task_struct *t, struct task_struct *next)
 {
 	uint32_t seq = atomic_load_explicit(&t->wake, memory_order_relaxed);
 
+	sim_assert_sched_held();
 	SIM_UNLOCK();
 	if (next)
 		task_kick(next);
@@ -91,6 +95,7 @@ static void task_sleep_locked(struct task_struct *t, struct task_struct *next)
 
 void qs_unwatch_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	for (int cpu = 0; cpu < NR_CPUS; cpu++)
 		if (t->qs_watch & (UINT64_C(1) << cpu))
 			atomic_fetch_sub(&cpu_of(cpu)->qs_watchers, 1);
@@ -107,6 +112,7 @@ static void qs_wake_locked(struct sim_cpu *c, struct task_struct *by)
 	struct task_struct *w, *n;
 	uint64_t bit = UINT64_C(1) << c->id;
 
+	sim_assert_sched_held();
 	/* A waiter between wait_event()'s check and its sleep (the
 	 * "wait_event:sleep" window) must not miss this: its sleep returns. */
 	cpu_qs_wq.seq++;
@@ -133,12 +139,14 @@ static void qs_wake_locked(struct sim_cpu *c, struct task_struct *by)
 /* A quiescent state on @c, passed by @by: count it and let grace periods re-check. */
 static void note_qs_locked(struct sim_cpu *c, struct task_struct *by)
 {
+	sim_assert_sched_held();
 	atomic_fetch_add(&c->qs, 1);
 	qs_wake_locked(c, by);
 }
 
 static void make_running_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	t->state = TS_RUNNING;
 	t->blocked_on = NULL;
 	t->wakeable = false;
@@ -153,6 +161,7 @@ static void make_running_locked(struct task_struct *t)
 
 static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
 {
+	sim_assert_sched_held();
 	if (c->curr && c->curr != t)
 		sim_bug_locked(__FILE__, __LINE__, "simulated kernel: CPU %d given to %s "
 			       "while %s holds it", c->id, t->comm, c->curr->comm);
@@ -165,6 +174,7 @@ static void cpu_give_locked(struct sim_cpu *c, struct task_struct *t)
 
 void sched_wake_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	if (t->state != TS_BLOCKED || t->on_runq || t->held_at)
 		return;
 	if (t->home < 0 || t->cpu == t->home) {
@@ -188,6 +198,7 @@ void sched_wake_locked(struct task_struct *t)
 
 bool cpu_run_next_locked(struct sim_cpu *c)
 {
+	sim_assert_sched_held();
 	if (list_empty(&c->runq) || c->parked)
 		return false;
 	struct task_struct *n = list_first_entry(&c->runq, struct task_struct, runq_node);
@@ -203,6 +214,7 @@ bool cpu_run_next_locked(struct sim_cpu *c)
 /* A context switch away from @t: a quiescent state for its CPU. */
 void cpu_release_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	if (t->cpu < 0)
 		return;
 	struct sim_cpu *c = cpu_of(t->cpu);
@@ -240,6 +252,7 @@ bool cpu_step_off_in_place_locked(struct task_struct *t)
 {
 	struct sim_cpu *c;
 
+	sim_assert_sched_held();
 	if (S.det || t->cpu < 0 || t != sim_current)
 		return false;
 	c = cpu_of(t->cpu);
@@ -257,6 +270,7 @@ static bool unstick_locked(void)
 {
 	unsigned long exp;
 
+	sim_assert_sched_held();
 	if (S.quiescer && S.quiescer->state == TS_BLOCKED) {
 		struct task_struct *q = S.quiescer;
 
@@ -284,6 +298,7 @@ static bool stalled_locked(void)
 {
 	struct task_struct *t;
 
+	sim_assert_sched_held();
 	if (S.relax_streak <= 16L * (S.nr_running + 2))
 		return false;
 	list_for_each_entry(t, &S.tasks, all_node)
@@ -294,6 +309,7 @@ static bool stalled_locked(void)
 
 static void deadlock_locked(void)
 {
+	sim_assert_sched_held();
 	sim_bug_locked(__FILE__, __LINE__,
 		       "deadlock: every task is blocked and no timer is armed");
 }
@@ -303,6 +319,7 @@ static struct task_struct *det_pick_locked(void)
 	struct task_struct *t;
 	int n;
 
+	sim_assert_sched_held();
 	for (;;) {
 		n = 0;
 		list_for_each_entry(t, &S.tasks, all_node)
@@ -333,6 +350,7 @@ static struct task_struct *det_pick_locked(void)
  */
 static void det_switch_locked(struct task_struct *self)
 {
+	sim_assert_sched_held();
 	if (!explore_active() && self->state == TS_RUNNING && !stalled_locked() &&
 	    (sim_rand_locked() & 3))
 		return;
@@ -352,6 +370,7 @@ static void det_switch_locked(struct task_struct *self)
 
 static void par_wait_locked(struct task_struct *self)
 {
+	sim_assert_sched_held();
 	while (self->state != TS_RUNNING) {
 		if (S.nr_running == 0 && !unstick_locked())
 			deadlock_locked();
@@ -363,6 +382,7 @@ static void par_wait_locked(struct task_struct *self)
 
 void sched_wait_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	if (S.det)
 		det_switch_locked(t);
 	else
@@ -372,12 +392,14 @@ void sched_wait_locked(struct task_struct *t)
 /* A fresh thread waits for its first turn without touching the token. */
 static void wait_first_turn_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	while (!(t->state == TS_RUNNING && (!S.det || S.token == t)))
 		task_sleep_locked(t, NULL);
 }
 
 void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
 {
+	sim_assert_sched_held();
 	t->relax_since_block = 0;
 	explore_note_block_locked(t);
 	t->state = TS_BLOCKED;
@@ -390,6 +412,7 @@ void sched_block_locked(struct task_struct *t, const char *what, bool wakeable)
 
 void sched_block_keep_cpu_locked(struct task_struct *t, const char *what)
 {
+	sim_assert_sched_held();
 	explore_note_block_locked(t);
 	t->state = TS_BLOCKED;
 	t->blocked_on = what;
@@ -399,6 +422,7 @@ void sched_block_keep_cpu_locked(struct task_struct *t, const char *what)
 
 static void task_exit_locked(struct task_struct *t)
 {
+	sim_assert_sched_held();
 	t->exited = true;
 	t->state = TS_DEAD;
 	S.nr_running--;
@@ -460,6 +484,7 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 {
 	struct task_struct *t = calloc(1, sizeof(*t));
 
+	sim_assert_sched_held();
 	if (!t)
 		sim_bug_locked(__FILE__, __LINE__, "out of memory creating a task");
 	snprintf(t->comm, sizeof(t->comm), "%s", name);
@@ -481,6 +506,7 @@ static void task_start_locked(struct task_struct *t)
 {
 	pthread_attr_t attr;
 
+	sim_assert_sched_held();
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, TASK_STACK_SIZE);
 	int err = pthread_create(&t->thread, &attr, task_main, t);
@@ -498,6 +524,7 @@ static void task_start_locked(struct task_struct *t)
 
 static void livelock_locked(struct task_struct *t, const char *why)
 {
+	sim_assert_sched_held();
 	sim_bug_locked(t->file ? t->file : "?", t->line,
 		       "livelock: %s (task %s, CPU %d)", why, t->comm, t->cpu);
 }
@@ -674,6 +701,7 @@ void sim_might_sleep(const char *file, int line)
 
 static void switch_to_home_locked(struct task_struct *t, const char *why)
 {
+	sim_assert_sched_held();
 	t->state = TS_BLOCKED;
 	t->blocked_on = why;
 	S.nr_running--;
@@ -983,6 +1011,7 @@ static int task_stop_locked(struct task_struct *k)
 {
 	struct task_struct *t = sim_current;
 
+	sim_assert_sched_held();
 	k->stopped = true;
 	k->should_stop = true;
 	if (k->state == TS_BLOCKED && (k->wakeable || k->is_idle)) {

@@ -181,6 +181,7 @@ void reinit_completion(struct completion *x)
 /* Consume one complete() if one is there; complete_all()'s is never used up. */
 static bool completion_take_locked(struct completion *x)
 {
+	sim_assert_sched_held();
 	if (x->done == COMPLETION_DONE_ALL)
 		return true;
 	if (!x->done)
@@ -212,6 +213,7 @@ static void complete_one_locked(struct completion *x)
 	struct task_struct *w =
 		list_first_entry(&x->waiters, struct task_struct, wait_node);
 
+	sim_assert_sched_held();
 	list_del_init(&w->wait_node);
 	w->granted = true;
 	sched_wake_locked(w);
@@ -265,6 +267,7 @@ static uint64_t busy_cpus_locked(void)
 {
 	uint64_t busy = 0;
 
+	sim_assert_sched_held();
 	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		struct sim_cpu *c = cpu_of(cpu);
 
@@ -308,6 +311,7 @@ static bool qs_watch_locked(struct task_struct *t)
 	uint64_t all = nr_cpu_ids >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nr_cpu_ids) - 1;
 	uint64_t mask = t->qs_read ? t->qs_read : all;
 
+	sim_assert_sched_held();
 	t->qs_watch = mask;
 	for (int cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if (mask & (UINT64_C(1) << cpu))

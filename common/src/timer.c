@@ -47,6 +47,7 @@ struct timer_list *timer_in_range_locked(uintptr_t start, uintptr_t end, bool *r
 {
 	struct timer_list *t;
 
+	sim_assert_sched_held();
 	for (int cpu = 0; cpu < NR_CPUS; cpu++) {
 		t = running_timer[cpu];
 		if (t && (in_range(t, start, end) ||
@@ -116,6 +117,7 @@ void timers_fire_due_locked(void)
 	bool raised[NR_CPUS] = { false };
 	struct timer_list *t;
 
+	sim_assert_sched_held();
 	list_for_each_entry(t, &S.timers, entry)
 		if (t->expires <= S.now_jiffies && !raised[t->cpu]) {
 			raised[t->cpu] = true;
@@ -128,6 +130,7 @@ bool timers_next_locked(unsigned long *expires)
 	struct timer_list *t;
 	bool any = false;
 
+	sim_assert_sched_held();
 	list_for_each_entry(t, &S.timers, entry)
 		if (!any || t->expires < *expires) {
 			*expires = t->expires;
@@ -141,6 +144,7 @@ void timers_migrate_locked(int from, int to)
 {
 	struct timer_list *t;
 
+	sim_assert_sched_held();
 	list_for_each_entry(t, &S.timers, entry)
 		if (t->cpu == from)
 			t->cpu = to;
@@ -163,6 +167,7 @@ static int timer_cpu_locked(const struct task_struct *cur)
 {
 	int cpu = 0;
 
+	sim_assert_sched_held();
 	if (cur && cur->cpu >= 0)
 		return cur->cpu;
 	while (cpu < nr_cpu_ids - 1 && atomic_load(&cpu_of(cpu)->offline))

@@ -197,6 +197,26 @@ static void svg_failure_text(char *out, size_t n, const char *msg, bool first_li
 	out[o] = '\0';
 }
 
+/*
+ * A barrier's marker (rcu_barrier_callback(), srcu_barrier_cb(), a
+ * torture's barrier check) is drawn apart from the callbacks it waits
+ * behind: every lab names its marker's function after the barrier.
+ */
+static bool svg_cb_is_marker(const char *name)
+{
+	return name && strstr(name, "barrier");
+}
+
+static const char *svg_cb_colour(const char *name)
+{
+	return svg_cb_is_marker(name) ? "#0a9" : "#a60";
+}
+
+static const char *svg_cb_kind(const char *name)
+{
+	return svg_cb_is_marker(name) ? "barrier marker " : "";
+}
+
 static void svg_header(const struct svg *s, const char *title)
 {
 	FILE *f = s->f;
@@ -209,7 +229,8 @@ static void svg_header(const struct svg *s, const char *title)
 	svg_text(f, title ? title : "simulated kernel trace");
 	fprintf(f, "</text>\n<text x=\"10\" y=\"36\" fill=\"#555\">logical time &#8594; "
 		"(events %lu..%lu); boxes: task on CPU; red: IRQ; green: RCU reader; "
-		"blue: grace period; &#9650; callback queued; &#9679; callback invoked; "
+		"blue: grace period; &#9650; callback queued; &#9679; callback invoked "
+		"(teal: a barrier's marker); "
 		"red line: the failure</text>\n", s->t0, s->t1 - 1);
 	if (sim_failure_what[0]) {
 		char what[600];
@@ -370,13 +391,14 @@ static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, 
 			svg_x(s, s->rd_from[lane]), y + 36, x - svg_x(s, s->rd_from[lane]) + 1, e->task);
 		break;
 	case TR_CB_QUEUE:
-		fprintf(f, "<path d=\"M%.1f %d l-4 7 h8 z\" fill=\"#a60\"><title>", x, y + 44);
+		fprintf(f, "<path d=\"M%.1f %d l-4 7 h8 z\" fill=\"%s\"><title>%s", x, y + 44,
+			svg_cb_colour(e->name), svg_cb_kind(e->name));
 		svg_text(f, e->name);
 		fprintf(f, " queued by %s</title></path>\n", e->task);
 		break;
 	case TR_CB_INVOKE:
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"#a60\"><title>"
-			"invoked ", x, y + 48);
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"%s\"><title>"
+			"invoked %s", x, y + 48, svg_cb_colour(e->name), svg_cb_kind(e->name));
 		svg_text(f, e->name);
 		fprintf(f, "</title></circle>\n");
 		break;
