@@ -532,6 +532,22 @@ void modules_halt(void)
 }
 
 /* The name, looked up: its symbol, else its module's name, else "callback". */
+/*
+ * A static function has no dynamic symbol for dladdr(): its name comes from
+ * the debug information (kcsan.c's lookup; +1, since that lookup takes a
+ * return address and steps back one byte). False if there is none.
+ */
+static bool static_function_name(rcu_callback_t fn, char *out)
+{
+	char name[NAME_LEN], where[8];
+
+	kcsan_split_pc((uintptr_t)fn + 1, name, sizeof(name), where, sizeof(where));
+	if (!name[0] || name[0] == '?' || !strncmp(name, "0x", 2))
+		return false;
+	snprintf(out, NAME_LEN, "%s", name);
+	return true;
+}
+
 static void callback_lookup(rcu_callback_t fn, char *out)
 {
 	bool unloaded = false;
@@ -543,6 +559,8 @@ static void callback_lookup(rcu_callback_t fn, char *out)
 		sym = "kfree_rcu";   /* an offset, not a function: no symbol to look up */
 	else if (!unloaded && dladdr((void *)(uintptr_t)fn, &di))
 		sym = di.dli_sname;
+	if (!sym && !unloaded && static_function_name(fn, out))
+		return;
 	snprintf(out, NAME_LEN, "%s", sym ? sym : (mod ? mod : "callback"));
 }
 
@@ -629,6 +647,11 @@ __attribute__((noreturn)) static void late_callback_bug(const struct rcu_head *h
 		describe_queuer(&m, &q, (uintptr_t)head->func, who, sizeof(who));
 	sim_bug(__FILE__, __LINE__, "callback into unloaded module %s: %s()%s%s%s%s", mod, cb,
 		who[0] ? ", " : "", who, m.at_rmmod[0] ? "; " : "", m.at_rmmod);
+}
+
+rcu_callback_t rcu_invoking_callback(void)
+{
+	return invoking;
 }
 
 void rcu_invoke_callback(struct rcu_head *head)

@@ -81,6 +81,16 @@ bool module_is_loaded(const char *name);
  */
 void rcu_invoke_callback(struct rcu_head *head);
 
+/**
+ * rcu_invoking_callback() - Simulation only: the function of the callback
+ * this thread is running through rcu_invoke_callback() right now, or NULL.
+ * A test's callback asks it to see that the RCU under test invoked it the
+ * way the kernel does; a callback called as `head->func(head)` gets NULL
+ * (or, inside another callback, that one's function). It does not say which
+ * CPU or kthread invoked it.
+ */
+rcu_callback_t rcu_invoking_callback(void);
+
 /** What the kernel counted for one module name since boot (module_counts()). */
 struct module_counts {
 	long inits;    /**< init functions that returned 0 */
