@@ -11,6 +11,9 @@
  * The locks, and the order in which they nest (take the left one first):
  *
  *   mod_lock (module.c) -> S.lock (here) -> trace_lock (trace.c)
+ *   mod_lock, S.lock -> kc_lock (kcsan.c): callback_name() looks up a static
+ *   function's name in the debug information under it; kcsan.c takes no
+ *   other lock while it holds kc_lock
  *   slab_lock (slab.c): a leaf, nothing is taken while it is held
  *   name_lock (module.c, callback_name()'s cache): a leaf too
  *

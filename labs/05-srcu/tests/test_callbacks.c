@@ -203,6 +203,14 @@ static void run_held_barrier(sim_scenario_fn fn)
  * there and completes: the barrier then returns with the slow callback and
  * its CPU's marker still pending. Every seed, no race to win.
  */
+/* A barrier that returns while a CPU's interrupts are held has not waited
+ * for its cross-call there: a different mistake from the count's. */
+#define NO_WAIT_MSG                                                                      \
+	"srcu_barrier() on CPU %d returned while its cross-call to CPU %d could not yet "    \
+	"have run (that CPU's interrupts were held the whole time): CPU %d's marker was "    \
+	"not queued, so nothing waited for the callback queued there before the barrier. "  \
+	"A cross-call the barrier has not waited for is not a queued marker (TODO 5)"
+
 static void barrier_count_before_markers(void *arg)
 {
 	static struct updater b;
@@ -214,6 +222,7 @@ static void barrier_count_before_markers(void *arg)
 	sim_hold_irqs(held);
 	updater_start(&b, &ss, self, true);
 	settle(3);
+	cr_assert(!READ_ONCE(b.returned), NO_WAIT_MSG, self, held, held);
 	sim_release_irqs(held);
 	settle(3);
 	cr_assert(!READ_ONCE(b.returned),
@@ -263,6 +272,7 @@ static void two_barriers_at_once(void *arg)
 	sim_hold_irqs(held);
 	updater_start(&a, &ss, NCPU - 1, true);
 	settle(3);
+	cr_assert(!READ_ONCE(a.returned), NO_WAIT_MSG, NCPU - 1, held, held);
 	updater_start(&b, &ss, 0, true);
 	settle(3);
 	/* Waiting for the first, the second sleeps: its CPU is free. Queueing
