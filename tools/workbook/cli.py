@@ -80,12 +80,16 @@ def build():
             "run one lab: each failure with its cause (assertion or BUG, where, which task), the "
             "command that replays it and its timeline; the parallel stress tests run once the "
             "others pass (--all: always); --verbose shows each test's own output; --list lists "
-            "the tests; code the grader refuses (not the lab's API) is named first, in one line")
+            "the tests; code the grader refuses (not the lab's API) is named first, in one line; "
+            "--real: the lab's module on a real Linux kernel in QEMU instead, up to N boots "
+            "(default 3), stopping at the first failure")
     s.add_argument("lab", metavar="LAB")
     s.add_argument("--test", metavar="SUITE/NAME")
     s.add_argument("--all", action="store_true")
     s.add_argument("-v", "--verbose", action="store_true")
     s.add_argument("--list", action="store_true")
+    s.add_argument("--real", action="store_true")
+    s.add_argument("--boots", type=int, default=3, metavar="N")
     prior(s)
     s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N)")
     s.add_argument("lab", metavar="LAB")

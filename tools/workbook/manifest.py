@@ -43,6 +43,11 @@ lab.json, format 1:
   early_loads bool: student code's loads may return older values, within
               coherence and barriers (sim_config::early_loads; optional,
               default false)
+  real        {"modules": [name, ...]}: the lab runs on a real Linux kernel
+              too (./workbook check N --real, tools/workbook/real.py): those
+              of "modules" are built as real .ko files (with the given files
+              of the lab's real/ folder) and real/scenario.sh loads them
+              (optional)
   format      1                                      (required)
 """
 import base64
@@ -64,13 +69,14 @@ TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "api": (dict, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
             "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False),
-            "hidden_tests": (dict, False)}
+            "hidden_tests": (dict, False), "real": (dict, False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": ([str], False)}
 HIDDEN_KEYS = {"count": (int, True), "points": (int, True)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
+REAL_KEYS = {"modules": ([str], True)}
 SEALED = "sealed:"
 
 
@@ -185,6 +191,12 @@ def validate(where, m, folder):
         check_keys(f"{where}: modules[{i}]", mod, MODULE_KEYS)
         if mod.get("dir", "tests") != "tests":
             raise Fail(f"{where}: modules[{i}]: 'dir' may only be \"tests\"")
+    if "real" in m:
+        check_keys(f"{where}: real", m["real"], REAL_KEYS)
+        names = {mod["name"] for mod in m.get("modules", [])}
+        for n in m["real"]["modules"]:
+            if n not in names:
+                raise Fail(f"{where}: real: module '{n}' is not in 'modules'")
     seen = set()
     for i, t in enumerate(m["tests"]):
         at = f"{where}: tests[{i}]"
@@ -280,6 +292,9 @@ class Lab:
         self.api = dict(m["api"])
         self.uses = list(m.get("uses", []))
         self.modules = list(m.get("modules", []))
+        # Modules that real/scenario.sh loads on a real kernel (--real).
+        self.real_modules = [mod for mod in self.modules
+                             if mod["name"] in m.get("real", {}).get("modules", [])]
         self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
         self.hints = [unseal(h) for h in m["hints"]]
         self.check_seeds = m.get("check_seeds", SEEDS)

@@ -10,7 +10,7 @@ import time
 
 from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
-from . import objcheck
+from . import objcheck, real
 from .manifest import SEEDS, TODO_OPENS, cited_todos, find_lab, select_labs
 from .run import exe_path, is_stress_name, list_tests, read_log, run_tests, score_lab
 
@@ -469,8 +469,22 @@ def print_logs(bdir, lab, names):
         say("---")
 
 
+def check_real(lab, boots):
+    """check --real: the lab's module on a real kernel (real.py)."""
+    if boots < 1:
+        raise Fail("--boots must be 1 or more")
+    failed, ran, _ = real.cmd_real(lab, boots=boots)
+    if failed:
+        say(f"real kernel: boot {ran} of {boots} failed (see above)")
+        return 1
+    say(f"real kernel: {ran} of {ran} boots clean")
+    return 0
+
+
 def cmd_check(a):
     lab = find_lab(a.lab)
+    if a.real:
+        return check_real(lab, a.boots)
     bdir = student_build([lab], a.prior)
     if a.list:
         ok, err, _ = build(bdir, [lab.target])

@@ -1,0 +1,55 @@
+#!/bin/busybox sh
+# init.sh - the guest's /init for a real run (./workbook check N --real).
+#
+# Rule kept here: the guest says what it did in lines that start "RCULABS:"
+# on the console, the only channel out (no network, no shared folder), and
+# every way it can end is bounded: an oops, a hung task or a lockup panics,
+# and the panic powers the machine off (panic=-1 with QEMU's -no-reboot); a
+# guest that says nothing is stopped by the host at its time limit.
+# Between the mounts and the poweroff it runs the lab's real/scenario.sh,
+# which uses the rl_* helpers below.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+echo 1 > /proc/sys/kernel/panic_on_oops
+echo 1 > /proc/sys/kernel/panic_on_warn
+echo 5 > /proc/sys/kernel/hung_task_timeout_secs
+echo 1 > /proc/sys/kernel/hung_task_panic
+echo 1 > /proc/sys/kernel/softlockup_panic
+
+# rl_insmod CPU MODULE [PARAM=VALUE...]: load /MODULE.ko from CPU, then
+# print where its sections are, so that the host can map a faulting address
+# back to a function and line after the module is gone.
+rl_insmod() {
+	cpu=$1; mod=$2; shift 2
+	echo "RCULABS: insmod $mod on CPU $cpu $*"
+	taskset $((1 << cpu)) insmod /$mod.ko "$@" || { echo "RCULABS: insmod $mod failed"; return 1; }
+	for s in /sys/module/$mod/sections/.*; do
+		[ -f "$s" ] && echo "RCULABS: section $mod ${s##*/} $(cat "$s")"
+	done
+}
+
+# rl_rmmod CPU MODULE: unload MODULE from CPU (its exit function runs there).
+rl_rmmod() {
+	echo "RCULABS: rmmod $2 on CPU $1"
+	taskset $((1 << $1)) rmmod "$2"
+	echo "RCULABS: rmmod $2 returned $?"
+}
+
+# rl_flood CPU [NR [US]]: NR callbacks of US microseconds each, queued on CPU
+# (rculabs_flood.ko): whatever is queued there next waits behind them.
+rl_flood() {
+	echo "RCULABS: flood CPU $1 with ${2:-5000} callbacks of ${3:-20} us"
+	taskset $((1 << $1)) insmod /rculabs_flood.ko nr=${2:-5000} us=${3:-20}
+}
+
+# rl_run SECONDS: let the guest run (the scenario's own time, in the guest).
+rl_run() {
+	sleep "$1"
+}
+
+echo "RCULABS: boot $(uname -r) $(grep -c ^processor /proc/cpuinfo) CPUs"
+. /scenario.sh
+echo "RCULABS: done"
+poweroff -f

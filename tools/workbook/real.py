@@ -1,0 +1,340 @@
+"""--real: a lab's module on a real Linux kernel, booted in QEMU.
+
+Rule kept here: the student's file is built as it is (common/real/ bridges
+what only the simulation has), the guest reaches nothing of the host (no
+network, no shared folder: its console is the only way out), every boot is
+bounded (the guest panics on an oops, a warning, a hung task or a lockup and
+powers off; the host stops it at BOOT_LIMIT), and what the kernel printed is
+reported in the workbook's own form: a cause, the student's function and
+line, the kernel's own lines, the console file and how to run it again.
+"""
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from .common import Fail, LABS, ROOT, say
+
+PACKAGES = ["qemu-system-x86", "linux-image-cloud-amd64", "linux-headers-cloud-amd64",
+            "busybox-static", "cpio"]
+REAL = os.path.join(ROOT, "common", "real")
+BOOT_LIMIT = 60            # seconds a boot may take without KVM (a third of it with)
+EXCERPT = 8                # lines of the kernel's report shown
+APPEND = "console=ttyS0 quiet panic=-1 oops=panic"
+FRAME = re.compile(r"^\s*(?:\? )?([\w.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+(?: \[(\w+)\])?")
+REPORT = [   # (pattern, what it is): the first of these in the console decides
+    (re.compile(r"BUG: unable to handle page fault for address: ([0-9a-f]+)"), "oops"),
+    (re.compile(r"general protection fault"), "oops"),
+    (re.compile(r"kernel BUG at (\S+)"), "BUG"),
+    (re.compile(r"BUG: (?:kernel NULL pointer dereference|scheduling while atomic|sleeping "
+                r"function called from invalid context)"), "BUG"),
+    (re.compile(r"watchdog: BUG: soft lockup"), "soft lockup"),
+    (re.compile(r"INFO: task (\S+):\d+ blocked for more than \d+ seconds"), "hung task"),
+    (re.compile(r"rcu: INFO: \w+ (?:self-)?detected stall"), "RCU CPU stall"),
+    (re.compile(r"WARNING: CPU: \d+ PID: \d+ at "), "WARNING"),
+    (re.compile(r"Kernel panic - not syncing"), "panic"),
+]
+
+
+def kernel():
+    """The newest kernel with both its image and its headers here, or a Fail
+    naming what to install."""
+    mods = "/usr/lib/modules"
+    have = sorted((v for v in (os.listdir(mods) if os.path.isdir(mods) else [])
+                   if os.path.isdir(os.path.join(mods, v, "build"))
+                   and os.path.isfile(f"/boot/vmlinuz-{v}")), reverse=True)
+    missing = [t for t in ("qemu-system-x86_64", "busybox", "cpio", "make", "addr2line")
+               if not shutil.which(t)]
+    if not have or missing:
+        what = f"{', '.join(missing)} missing" if missing else "no kernel with its headers"
+        raise Fail(f"--real needs a Linux kernel image and its headers, QEMU and a static "
+                   f"busybox ({what}): run ./workbook setup, which installs "
+                   f"{' '.join(PACKAGES)}", 1)
+    v = have[0]
+    if not os.access(f"/boot/vmlinuz-{v}", os.R_OK):
+        raise Fail(f"/boot/vmlinuz-{v} is readable by root only: run this as root, or "
+                   f"'sudo chmod a+r /boot/vmlinuz-{v}' once", 1)
+    return v
+
+
+def module_source(lab, mod, impl):
+    """The file MOD is built from: the student's (under IMPL) or a given one."""
+    if mod.get("dir") == "tests":
+        return os.path.join(LABS, lab.name, "tests", mod["source"])
+    return os.path.join(impl, lab.name, mod["source"])
+
+
+def build_module(lab, mod, src, out, version):
+    """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c;
+    return the .ko's path, or raise Fail with the compiler's first error."""
+    name = mod["name"]
+    kb = os.path.join(out, name)
+    shutil.rmtree(kb, ignore_errors=True)
+    os.makedirs(kb)
+    # A link, not a copy: the debug info names NAME_student.c with the
+    # student's own line numbers, and map_file() names the student's file.
+    os.symlink(os.path.abspath(src), os.path.join(kb, f"{name}_student.c"))
+    objs = [f"{name}_student.o"]
+    given = os.path.join(LABS, lab.name, "real")
+    for f in sorted(os.listdir(given)):
+        if f.endswith(".c"):
+            os.symlink(os.path.join(given, f), os.path.join(kb, f))
+            objs.append(f[:-2] + ".o")
+    with open(os.path.join(kb, "Kbuild"), "w") as f:
+        f.write(f"obj-m := {name}.o\n{name}-y := {' '.join(objs)}\n"
+                f"ccflags-y := -I{given} -I{REAL}/include -include {REAL}/rculabs_real.h\n")
+    r = make(kb, version)
+    ko = os.path.join(kb, f"{name}.ko")
+    if r.returncode or not os.path.isfile(ko):
+        err = next((l for l in r.stdout.splitlines() if "error" in l), r.stdout.strip()[-300:])
+        raise Fail(f"{name}.ko does not build against Linux {version}: "
+                   f"{err.replace(kb + '/' + name + '_student.c', os.path.relpath(src, ROOT))}", 1)
+    return ko
+
+
+def make(kb, version):
+    return subprocess.run(["make", "-C", f"/usr/lib/modules/{version}/build", f"M={kb}",
+                           "modules"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+
+
+def build_flood(out, version):
+    kb = os.path.join(out, "rculabs_flood")
+    ko = os.path.join(kb, "rculabs_flood.ko")
+    src = os.path.join(REAL, "flood", "rculabs_flood.c")
+    if os.path.isfile(ko) and os.path.getmtime(ko) > os.path.getmtime(src):
+        return ko
+    shutil.rmtree(kb, ignore_errors=True)
+    os.makedirs(kb)
+    os.symlink(src, os.path.join(kb, "rculabs_flood.c"))
+    with open(os.path.join(kb, "Kbuild"), "w") as f:
+        f.write("obj-m := rculabs_flood.o\n")
+    if make(kb, version).returncode:
+        raise Fail("common/real/flood/rculabs_flood.c does not build: a workbook bug", 1)
+    return ko
+
+
+def initramfs(out, lab, kos):
+    """The guest's whole file system: busybox, /init, the scenario, the .ko files."""
+    root = tempfile.mkdtemp(dir=out, prefix="initramfs.")
+    try:
+        os.makedirs(os.path.join(root, "bin"))
+        for d in ("proc", "sys", "dev"):
+            os.makedirs(os.path.join(root, d))
+        shutil.copy(shutil.which("busybox"), os.path.join(root, "bin", "busybox"))
+        shutil.copy(os.path.join(REAL, "init.sh"), os.path.join(root, "init"))
+        os.chmod(os.path.join(root, "init"), 0o755)
+        shutil.copy(os.path.join(LABS, lab.name, "real", "scenario.sh"),
+                    os.path.join(root, "scenario.sh"))
+        for ko in kos:
+            shutil.copy(ko, root)
+        files = subprocess.run(["find", "."], cwd=root, stdout=subprocess.PIPE, text=True,
+                               check=True).stdout
+        cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files.encode(),
+                              stdout=subprocess.PIPE, check=True).stdout
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    path = os.path.join(out, "initramfs.gz")
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(cpio)
+    return path
+
+
+def accel():
+    """KVM where this user may use it, else TCG (software emulation)."""
+    if os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "kvm", BOOT_LIMIT // 3
+    return "tcg", BOOT_LIMIT
+
+
+def boot(version, initrd, log):
+    """One boot; return (console text, seconds, stopped at the limit?)."""
+    acc, limit = accel()
+    cmd = ["qemu-system-x86_64", "-accel", acc, "-m", "512", "-smp", "2", "-nographic",
+           "-no-reboot", "-nic", "none", "-monitor", "none", "-kernel",
+           f"/boot/vmlinuz-{version}", "-initrd", initrd, "-append", APPEND]
+    t0 = time.monotonic()
+    with open(log, "wb") as f:
+        try:
+            subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                           timeout=limit)
+            stopped = False
+        except subprocess.TimeoutExpired:
+            stopped = True
+    with open(log, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    # Terminal controls and the kernel's time stamps off: lines to match and show.
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1bc|\r", "", text)
+    text = re.sub(r"(?m)^\[ *\d+\.\d+\] ", "", text)
+    return text, time.monotonic() - t0, stopped
+
+
+class Ko:
+    """A built module: its sections' sizes and symbols, and where it was loaded."""
+
+    def __init__(self, name, path, student):
+        self.name, self.path, self.student = name, path, student
+        self.sizes, self.symbols = {}, {}
+        out = subprocess.run(["objdump", "-h", "-t", path], stdout=subprocess.PIPE,
+                             text=True).stdout
+        for l in out.splitlines():
+            h = re.match(r"\s*\d+\s+(\S+)\s+([0-9a-f]+)\s", l)
+            if h:
+                self.sizes[h.group(1)] = int(h.group(2), 16)
+            s = re.match(r"([0-9a-f]{16})\s.{7}\s(\S+)\s+[0-9a-f]+\s+(\S+)$", l)
+            if s:
+                self.symbols[s.group(3)] = (s.group(2), int(s.group(1), 16))
+
+    def line(self, section, offset):
+        """'function() at file:line' for OFFSET into SECTION, the student's file by its path."""
+        out = subprocess.run(["addr2line", "-f", "-e", self.path, "-j", section, hex(offset)],
+                             stdout=subprocess.PIPE, text=True).stdout.split("\n")
+        if len(out) < 2 or out[0] == "??":
+            return f"{self.name}.ko {section}+{hex(offset)}"
+        where = out[1].split(" ")[0]
+        if os.path.basename(where.rsplit(":", 1)[0]) == f"{self.name}_student.c":
+            where = f"{os.path.relpath(self.student, ROOT)}:{where.rsplit(':', 1)[1]}"
+        else:
+            where = os.path.basename(where)
+        return f"{out[0]}() at {where}"
+
+
+def locate(addr, kos, loaded):
+    """(module, 'function() at file:line') for a code address, from the
+    sections the guest printed at insmod; (None, None) outside every module."""
+    for ko in kos:
+        for sec, base in loaded.get(ko.name, {}).items():
+            if base <= addr < base + ko.sizes.get(sec, 0):
+                return ko.name, ko.line(sec, addr - base)
+    return None, None
+
+
+def frame_line(fn, off, ko):
+    sec, value = ko.symbols.get(fn, (None, None))
+    return ko.line(sec, value + off) if sec else f"{fn}()"
+
+
+def diagnose(text, kos):
+    """None for a clean run, else (what, cause, the kernel's lines): WHAT in
+    a word or two, CAUSE the sentence that names it."""
+    lines = text.splitlines()
+    loaded, unloaded, done = {}, set(), False
+    for l in lines:
+        m = re.search(r"RCULABS: section (\w+) (\S+) 0x([0-9a-f]+)", l)
+        if m:
+            loaded.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3), 16)
+        m = re.search(r"RCULABS: rmmod (\w+) returned (\d+)", l)
+        if m and m.group(2) == "0":
+            unloaded.add(m.group(1))
+        elif m:
+            return "rmmod failed", f"rmmod {m.group(1)} failed (exit status {m.group(2)})", [l]
+        m = re.search(r"RCULABS: insmod (\w+) failed", l)
+        if m:
+            return "insmod failed", f"insmod {m.group(1)} failed: its init returned an error", \
+                lines[max(0, lines.index(l) - EXCERPT):lines.index(l) + 1]
+        done = done or "RCULABS: done" in l
+        for pat, kind in REPORT:
+            if pat.search(l):
+                i = lines.index(l)
+                return kind, cause(kind, pat.search(l), lines, i, kos, loaded, unloaded), \
+                    excerpt(lines, i)
+    if not done:
+        return "no end", "the guest stopped before the scenario's end, with no report", \
+            lines[-EXCERPT:]
+    return None
+
+
+def excerpt(lines, i):
+    """The report's lines that say what, where and how it got there: its
+    first line, the task, the RIP and the first frames of the call trace."""
+    rest = lines[i:i + 80]
+    keep = [rest[0]] + [l for l in rest[1:] if re.match(r"(Oops|CPU: \d+ PID|RIP: 0010)", l)][:3]
+    if "Call Trace:" in rest:
+        t = rest.index("Call Trace:")
+        keep += [l for l in rest[t:t + 8] if FRAME.match(l)][:EXCERPT - len(keep)]
+    return [l.strip() for l in keep]
+
+
+def cause(kind, m, lines, i, kos, loaded, unloaded):
+    """The sentence that names what went wrong, from a report at LINES[I]."""
+    rest = lines[i:i + 60]
+    rip = next((re.search(r"RIP: 0010:(\S+)", l) for l in rest if "RIP: 0010:" in l), None)
+    task = next((re.search(r"CPU: (\d+) PID: \d+ Comm: (\S+)", l) for l in rest
+                 if " Comm: " in l), None)
+    frames = [FRAME.match(l) for l in rest if FRAME.match(l)]
+    who = f", in {task.group(2)} on CPU {task.group(1)}" if task else ""
+    via = next((f.group(1) for f in frames if f.group(1) in
+                ("rcu_do_batch", "call_timer_fn", "kthread", "process_one_work")), None)
+    mod, where = None, None
+    if rip and rip.group(1).startswith("0x"):
+        mod, where = locate(int(rip.group(1), 16), kos, loaded)
+    if not where:     # the first frame in a module the workbook built
+        for f in frames:
+            ko = next((k for k in kos if k.name == f.group(3)), None)
+            if ko:
+                mod, where = ko.name, frame_line(f.group(1), int(f.group(2), 16), ko)
+                break
+    if kind == "oops" and mod in unloaded:
+        what = {"rcu_do_batch": "callback into unloaded module",
+                "call_timer_fn": "timer function of unloaded module"}.get(
+                    via, "code of unloaded module run")
+        return f"{what} {mod}: {where}, run after rmmod {mod} returned{who}" + \
+            (f" (from {via})" if via else "")
+    if kind == "hung task":
+        return f"hung task: {m.group(1)} blocked for more than 5 s" + \
+            (f" in {where}" if where else "") + who
+    return f"{kind}" + (f" in {mod}: {where}" if where else "") + who
+
+
+def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False):
+    """Build LAB's real modules from IMPL, boot up to BOOTS times (all of them
+    with EVERY; else stop at the first failure); return (failed boots, boots
+    run, the first failure's cause)."""
+    if not lab.real_modules:
+        raise Fail(f"{lab.name} has no real-kernel run (its lab.json has no 'real')", 2)
+    version = kernel()
+    out = os.path.join(ROOT, "build-wb-real", lab.name)
+    os.makedirs(out, exist_ok=True)
+    acc, limit = accel()
+    say(f"== {lab.name} on a real kernel: Linux {version} in QEMU "
+        f"({'KVM' if acc == 'kvm' else 'TCG, no /dev/kvm'}), 2 CPUs ==")
+    t0 = time.monotonic()
+    kos = []
+    for mod in lab.real_modules:
+        src = module_source(lab, mod, impl)
+        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version), src))
+    flood = build_flood(os.path.join(ROOT, "build-wb-real"), version)
+    initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
+    say(f"built {', '.join(k.name + '.ko' for k in kos)} from "
+        f"{', '.join(os.path.relpath(k.student, ROOT) for k in kos)} "
+        f"({time.monotonic() - t0:.0f} s)")
+    failed, first = 0, None
+    for n in range(1, boots + 1):
+        log = os.path.join(out, f"boot-{n}.log")
+        text, secs, stopped = boot(version, initrd, log)
+        bad = diagnose(text, kos)
+        if stopped and (bad is None or bad[0] == "no end"):
+            bad = ("time limit", f"the guest was stopped at its time limit ({limit} s)",
+                   [l.strip() for l in text.splitlines()[-EXCERPT:]])
+        say(f"boot {n}/{boots}: {bad[0] if bad else 'clean'} ({secs:.0f} s)")
+        if bad:
+            failed += 1
+            first = first or bad[1]
+            if not quiet:
+                report(lab, n, boots, bad, log)
+            if not every:
+                return failed, n, first
+    return failed, boots, first
+
+
+def report(lab, n, boots, bad, log):
+    say(f"FAIL  boot {n} of {boots}: {bad[1]}")
+    say("      the kernel said:")
+    for l in bad[2]:
+        say(f"        {l}")
+    say(f"      console: {os.path.relpath(log, ROOT)}")
+    say(f"      again:   ./workbook check {lab.name[:2].lstrip('0')} --real (a real boot is "
+        f"not replayed: its timing is the machine's; --boots N runs N)")
