@@ -25,6 +25,9 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
                  by ./workbook grade, score 0 and no trace left; in the bwrap
                  sandbox and, as root, again in the fallback 'user' sandbox
   docs           both doc editions, link check
+  real           each lab with a real-kernel run, on Linux in QEMU: the
+                 reference clean in REAL_BOOTS boots, the starter's wrong exit
+                 caught (not with --quick; WORKBOOK_REAL=0 skips it, said so)
 
 Two lanes of stages run at once (two processes): the main lane prints as it
 goes; the side lane (valgrind and asan presets, or with --quick the grading
@@ -43,7 +46,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import gradescope_check
-from workbook import build, manifest, mutants, reports, run as wbrun, sandbox
+from workbook import build, manifest, mutants, real, reports, run as wbrun, sandbox
 from workbook.handout import handout_lab_json
 from workbook.common import Fail, JOBS, LABS, ROOT, SOLUTIONS
 from workbook.manifest import all_labs, find_lab, hint_call_problems
@@ -89,6 +92,9 @@ class Sheet:
 
     def row(self, lab):
         return self.table.setdefault(lab.name, {"solutions": "", "starters": "", "mutants": ""})
+
+
+REAL_BOOTS = 3      # boots of each real run: the reference's, at most the starter's
 
 
 def bdir(name):
@@ -529,6 +535,31 @@ def stage_docs(sh, sol):
     sh.check(ok, "docs: both editions, link check, no solutions in the student edition", err)
 
 
+def stage_real(sh, labs):
+    """Each lab with a real-kernel run, on Linux in QEMU (workbook.real): the
+    reference clean in REAL_BOOTS boots, the starter's wrong exit caught."""
+    labs = [l for l in labs if l.real_modules]
+    if not labs:
+        return
+    sh.stage("real kernel in QEMU")
+    if os.environ.get("WORKBOOK_REAL") == "0":
+        sh.check(True, "real kernel: not run (WORKBOOK_REAL=0)")
+        return
+    top = bdir("real")
+    for lab in labs:
+        try:
+            failed, ran, first = real.cmd_real(lab, SOLUTIONS, REAL_BOOTS, every=True,
+                                               quiet=True, top=top)
+            sh.check(not failed, f"real: {lab.name} reference clean in {ran - failed} of "
+                     f"{ran} boots", first)
+            failed, ran, first = real.cmd_real(lab, LABS, REAL_BOOTS, quiet=True, top=top)
+            sh.check(failed == 1, f"real: {lab.name} starter caught at boot {ran} of "
+                     f"{REAL_BOOTS}: {first}" if failed else f"real: {lab.name} starter "
+                     f"caught", "" if failed else "clean in every boot")
+        except Fail as e:
+            sh.check(False, f"real: {lab.name}", str(e))
+
+
 # ------------------------------------------------------------------ main
 
 # ------------------------------------------------------------------ lanes
@@ -659,6 +690,8 @@ def run(quick=False, only=()):
                     stage_grading(sh)
             if not only:
                 stage_docs(sh, sol)
+            if not quick:
+                stage_real(sh, labs)
     finally:
         sh.end_stage()
         join_side_lane(sh, lane)

@@ -12,9 +12,10 @@
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+echo 7 > /proc/sys/kernel/printk     # a module's pr_info() reaches the console
 echo 1 > /proc/sys/kernel/panic_on_oops
 echo 1 > /proc/sys/kernel/panic_on_warn
-echo 5 > /proc/sys/kernel/hung_task_timeout_secs
+echo 20 > /proc/sys/kernel/hung_task_timeout_secs
 echo 1 > /proc/sys/kernel/hung_task_panic
 echo 1 > /proc/sys/kernel/softlockup_panic
 
@@ -42,6 +43,12 @@ rl_rmmod() {
 rl_flood() {
 	echo "RCULABS: flood CPU $1 with ${2:-5000} callbacks of ${3:-20} us"
 	taskset $((1 << $1)) insmod /rculabs_flood.ko nr=${2:-5000} us=${3:-20}
+}
+
+# rl_verdict TEXT: a module was to print "RCULABS: PASS TEXT..." or
+# "RCULABS: FAIL TEXT..."; if it printed neither, that is a failure too.
+rl_verdict() {
+	dmesg | grep -q "RCULABS: \(PASS\|FAIL\) $1" || echo "RCULABS: FAIL $1: no verdict printed"
 }
 
 # rl_run SECONDS: let the guest run (the scenario's own time, in the guest).

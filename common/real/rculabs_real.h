@@ -12,14 +12,25 @@
  *  - "rculist.h": the student's own list primitives of lab 1 are the
  *    simulation's; a real module uses the kernel's <linux/rculist.h>
  *    (include/rculist.h here), so a real run judges the module, not lab 1;
- *  - a lab's test-control header (lab 3's mymod_ctl.h): the lab's real/ folder
- *    gives a version whose parameters are module parameters.
+ *  - <stdbool.h> in the tests' headers the student's file includes
+ *    (include/stdbool.h): the kernel has bool, and no C library;
+ *  - what a test sets in the simulation (lab 3's struct mymod_ctl) is a
+ *    module parameter, defined in the lab's real/ folder;
+ *  - migrate_to_cpu(), the simulation's way to move the current task to a
+ *    CPU, is set_cpus_allowed_ptr() to that CPU alone.
  */
 #ifndef RCULABS_REAL_H
 #define RCULABS_REAL_H
 
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/cpumask.h>
 
 #define MODULE_NAME(name)
+
+static inline void migrate_to_cpu(int cpu)
+{
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
 
 #endif

@@ -72,6 +72,7 @@ struct task_struct {
 	void *data;
 	_Atomic bool should_stop;   /* read without S.lock by kthread_should_stop() (atomic) */
 	bool exited;
+	bool exited_unasked;        /* its function returned before kthread_stop() asked */
 	bool stopped;               /* kthread_stop() was called */
 	int ret;
 	struct task_struct *stopper;

@@ -424,6 +424,7 @@ static void task_exit_locked(struct task_struct *t)
 {
 	sim_assert_sched_held();
 	t->exited = true;
+	t->exited_unasked = !atomic_load(&t->should_stop);
 	t->state = TS_DEAD;
 	S.nr_running--;
 	cpu_release_locked(t);
@@ -1036,6 +1037,15 @@ int kthread_stop(struct task_struct *k)
 	SIM_LOCK();
 	if (k->stopped)
 		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s) called twice", k->comm);
+	/* Linux frees a kthread that returned on its own: kthread_stop() would
+	 * then use a freed task. Test code may join a thread this way (the
+	 * simulation keeps it); student code must not. */
+	if (k->exited_unasked && k->fn && kcsan_pc_is_student((uintptr_t)k->fn) == 1)
+		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s): its function %s() "
+			       "returned before anyone asked it to stop, and Linux frees such a "
+			       "task at once: a real kthread_stop() would use freed memory. A "
+			       "kthread that is stopped waits for kthread_should_stop() before "
+			       "it returns", k->comm, callback_name((rcu_callback_t)(uintptr_t)k->fn));
 	if (!k->exited && k->home >= 0 && atomic_load(&cpu_of(k->home)->offline))
 		sim_bug_locked(__FILE__, __LINE__, "kthread_stop(%s): its CPU %d is offline, so "
 			       "it can never run to its end (cpu_up() the CPU first)",

@@ -14,6 +14,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/sched.h>
@@ -60,6 +61,19 @@ static struct {
 } tt;
 
 /*
+ * Every torture kthread ends here, once its work is done: it waits to be
+ * stopped. Linux frees a kthread that returns before kthread_stop() asks it
+ * to, and the cleanup's kthread_stop() would then use freed memory (the
+ * simulated kernel reports it; a real kernel oopses). rcutorture's
+ * torture_kthread_stopping() does the same.
+ */
+static void torture_kthread_stopping(void)
+{
+	while (!kthread_should_stop())
+		schedule_timeout(1);
+}
+
+/*
  * Element @e, whose age was @seen when the reader picked it up, is still
  * held after the reader lingered: histogram its age now (the older of the
  * two), count what is wrong (part of TODO 1: a freed element's magic is
@@ -97,6 +111,7 @@ static int torture_reader_fn(void *arg)
 	 * section and let the CPU pass a quiescent state between sections.
 	 */
 	(void)r;
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -146,6 +161,7 @@ static int torture_writer_fn(void *arg)
 	 * then ops->sync(), then age the whole pipe (torture_pipe_age()).
 	 * Then tell the main task it is done.
 	 */
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -153,6 +169,7 @@ static int torture_fakewriter_fn(void *arg)
 {
 	(void)arg;
 	/* TODO 4: until fullstop: ops->sync(), count the grace period. */
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -178,6 +195,7 @@ static int torture_barrier_fn(void *arg)
 	 * barrier error. Count the round; when done, tell the main task.
 	 */
 	(void)expected;
+	torture_kthread_stopping();
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/sched.h>
@@ -58,6 +59,19 @@ static struct {
 	atomic_t barrier_cbs_done;
 	struct torture_reader readers[NR_CPUS];
 } tt;
+
+/*
+ * Every torture kthread ends here, once its work is done: it waits to be
+ * stopped. Linux frees a kthread that returns before kthread_stop() asks it
+ * to, and the cleanup's kthread_stop() would then use freed memory (the
+ * simulated kernel reports it; a real kernel oopses). rcutorture's
+ * torture_kthread_stopping() does the same.
+ */
+static void torture_kthread_stopping(void)
+{
+	while (!kthread_should_stop())
+		schedule_timeout(1);
+}
 
 /*
  * Element @e, whose age was @seen when the reader picked it up, is still
@@ -126,7 +140,7 @@ static int torture_reader_fn(void *arg)
 	while (!READ_ONCE(tt.fullstop) && !kthread_should_stop()) {
 		struct torture_elem *e;
 
-		tt.ops->read_lock();
+		tt.ops->readlock();
 		e = rcu_dereference(tt.cur);
 		if (e) {
 			int seen = READ_ONCE(e->age);
@@ -135,11 +149,12 @@ static int torture_reader_fn(void *arg)
 			seen = torture_linger(r, e, seen);
 			torture_reader_check(r, e, seen);
 		}
-		tt.ops->read_unlock();
+		tt.ops->readunlock();
 		cond_resched();
 	}
 	/* END SOLUTION */
 	/* STARTER: (void)r; */
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -236,6 +251,7 @@ static int torture_writer_fn(void *arg)
 	}
 	complete(&tt.writer_done);
 	/* END SOLUTION */
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -250,6 +266,7 @@ static int torture_fakewriter_fn(void *arg)
 		cond_resched();
 	}
 	/* END SOLUTION */
+	torture_kthread_stopping();
 	return 0;
 }
 
@@ -293,6 +310,7 @@ static int torture_barrier_fn(void *arg)
 	complete(&tt.barrier_done);
 	/* END SOLUTION */
 	/* STARTER: (void)expected; */
+	torture_kthread_stopping();
 	return 0;
 }
 

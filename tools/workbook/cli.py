@@ -161,7 +161,11 @@ def build():
     s.add_argument("--description", required=True, metavar="TEXT")
     s = cmd(M, "mistakes", cmd_mistakes,
             "each lab's plausible mistakes (its mutants) by TODO, with the tests that catch each "
-            "(deterministic, or the parallel tier only)")
+            "(deterministic, or the parallel tier only); --real N: each mistake of a module "
+            "also on a real kernel, N boots each, beside the simulation's verdict (--write: "
+            "into docs/instructors.md)")
+    s.add_argument("--real", type=int, default=0, metavar="N")
+    s.add_argument("--write", action="store_true")
     s.add_argument("labs", nargs="*", metavar="LAB")
 
     s = cmd(R, "docs", cmd_docs,

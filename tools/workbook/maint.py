@@ -4,7 +4,7 @@ import shutil
 import subprocess
 import sys
 
-from . import mutants
+from . import mutants, real
 from .build import build, check_deps, configure, first_error
 from .common import Fail, JOBS, ROOT, SOLUTIONS, say
 from .manifest import find_lab, select_labs, starter_todos
@@ -16,26 +16,47 @@ PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "va
             "libdw-dev", "bubblewrap"]
 
 
+def missing_packages(names):
+    out = []
+    for p in names:
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        if "install ok installed" not in r.stdout:
+            out.append(p)
+    return out
+
+
+def apt_install(missing):
+    """apt-get install MISSING (sudo when not root); the failing command, or None."""
+    pre = [] if os.geteuid() == 0 else ["sudo"]
+    if pre and not shutil.which("sudo"):
+        raise Fail(f"need root to install {' '.join(missing)} (no sudo)", 1)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing):
+        if subprocess.run(pre + cmd, env=env, stdin=subprocess.DEVNULL).returncode:
+            return " ".join(cmd)
+    return None
+
+
 def cmd_setup(a):
-    missing = []
     if shutil.which("dpkg-query"):
-        for p in PACKAGES:
-            r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-            if "install ok installed" not in r.stdout:
-                missing.append(p)
+        missing = missing_packages(PACKAGES)
         if missing:
             say(f"installing: {' '.join(missing)}")
-            pre = [] if os.geteuid() == 0 else ["sudo"]
-            if pre and not shutil.which("sudo"):
-                raise Fail(f"need root to install {' '.join(missing)} (no sudo)", 1)
-            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-            for cmd in (["apt-get", "update", "-q"],
-                        ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing):
-                if subprocess.run(pre + cmd, env=env, stdin=subprocess.DEVNULL).returncode:
-                    raise Fail(f"'{' '.join(cmd)}' failed", 1)
+            failed = apt_install(missing)
+            if failed:
+                raise Fail(f"'{failed}' failed", 1)
         else:
             say("all packages present: " + " ".join(PACKAGES))
+        # --real's kernel, headers and QEMU: Debian's names; elsewhere (Ubuntu,
+        # Gradescope's image) the workbook works without them.
+        missing = missing_packages(real.PACKAGES)
+        if missing:
+            say(f"installing for --real (a real kernel in QEMU): {' '.join(missing)}")
+            if apt_install(missing):
+                say(f"--real will not work here: could not install {' '.join(missing)}; "
+                    f"everything else does")
     else:
         say("not a Debian/Ubuntu system: install " + ", ".join(PACKAGES) + " yourself")
     check_deps()
@@ -72,7 +93,16 @@ def link_compile_commands(bdir):
 def cmd_mistakes(a):
     """mistakes [LAB...]: each lab's plausible mistakes (its mutants), by
     TODO, with the tests that catch each; a mistake only the parallel tier
-    catches is marked, since that catch is luck, not a promise."""
+    catches is marked, since that catch is luck, not a promise. With --real
+    N, the real kernel's verdict beside the simulation's (real.py)."""
+    if a.real:
+        from .real import mistakes_table
+        labs = [lab for lab in select_labs(a.labs) if lab.real_modules]
+        if not labs:
+            raise Fail("--real: none of these labs runs on a real kernel (no 'real' in lab.json)")
+        for lab in labs:
+            mistakes_table(lab, a.real, a.write)
+        return 0
     for lab in select_labs(a.labs):
         rows = mutants.mistake_rows(lab)
         det = sum(1 for r in rows if r[3])

@@ -43,11 +43,12 @@ lab.json, format 1:
   early_loads bool: student code's loads may return older values, within
               coherence and barriers (sim_config::early_loads; optional,
               default false)
-  real        {"modules": [name, ...]}: the lab runs on a real Linux kernel
-              too (./workbook check N --real, tools/workbook/real.py): those
-              of "modules" are built as real .ko files (with the given files
-              of the lab's real/ folder) and real/scenario.sh loads them
-              (optional)
+  real        {"modules": [{"name", "source"}], "cmdline"}: the lab runs on
+              a real Linux kernel too (./workbook check N --real,
+              tools/workbook/real.py): each module is built as a real
+              NAME.ko from the student's file SOURCE (one of "files") and the
+              given files of the lab's real/ folder; real/scenario.sh loads
+              them; "cmdline" adds to the kernel's command line (optional)
   format      1                                      (required)
 """
 import base64
@@ -76,7 +77,8 @@ API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": 
 HIDDEN_KEYS = {"count": (int, True), "points": (int, True)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
-REAL_KEYS = {"modules": ([str], True)}
+REAL_KEYS = {"modules": ([dict], True), "cmdline": (str, False)}
+REAL_MODULE_KEYS = {"name": (str, True), "source": (str, True)}
 SEALED = "sealed:"
 
 
@@ -193,10 +195,11 @@ def validate(where, m, folder):
             raise Fail(f"{where}: modules[{i}]: 'dir' may only be \"tests\"")
     if "real" in m:
         check_keys(f"{where}: real", m["real"], REAL_KEYS)
-        names = {mod["name"] for mod in m.get("modules", [])}
-        for n in m["real"]["modules"]:
-            if n not in names:
-                raise Fail(f"{where}: real: module '{n}' is not in 'modules'")
+        for i, mod in enumerate(m["real"]["modules"]):
+            check_keys(f"{where}: real: modules[{i}]", mod, REAL_MODULE_KEYS)
+            if mod["source"] not in m["files"]:
+                raise Fail(f"{where}: real: modules[{i}]: '{mod['source']}' is not one of "
+                           f"the lab's 'files'")
     seen = set()
     for i, t in enumerate(m["tests"]):
         at = f"{where}: tests[{i}]"
@@ -292,9 +295,10 @@ class Lab:
         self.api = dict(m["api"])
         self.uses = list(m.get("uses", []))
         self.modules = list(m.get("modules", []))
-        # Modules that real/scenario.sh loads on a real kernel (--real).
-        self.real_modules = [mod for mod in self.modules
-                             if mod["name"] in m.get("real", {}).get("modules", [])]
+        # What runs on a real kernel (--real): modules built from student
+        # files, the kernel's command line beyond the workbook's own.
+        self.real_modules = list(m.get("real", {}).get("modules", []))
+        self.real_cmdline = m.get("real", {}).get("cmdline", "")
         self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
         self.hints = [unseal(h) for h in m["hints"]]
         self.check_seeds = m.get("check_seeds", SEEDS)

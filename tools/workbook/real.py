@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import time
 
-from .common import Fail, LABS, ROOT, say
+from .common import Fail, LABS, ROOT, SOLUTIONS, say
 
 PACKAGES = ["qemu-system-x86", "linux-image-cloud-amd64", "linux-headers-cloud-amd64",
             "busybox-static", "cpio"]
@@ -32,7 +32,7 @@ REPORT = [   # (pattern, what it is): the first of these in the console decides
     (re.compile(r"BUG: (?:kernel NULL pointer dereference|scheduling while atomic|sleeping "
                 r"function called from invalid context)"), "BUG"),
     (re.compile(r"watchdog: BUG: soft lockup"), "soft lockup"),
-    (re.compile(r"INFO: task (\S+):\d+ blocked for more than \d+ seconds"), "hung task"),
+    (re.compile(r"INFO: task (\S+):\d+ blocked for more than (\d+) seconds"), "hung task"),
     (re.compile(r"rcu: INFO: \w+ (?:self-)?detected stall"), "RCU CPU stall"),
     (re.compile(r"WARNING: CPU: \d+ PID: \d+ at "), "WARNING"),
     (re.compile(r"Kernel panic - not syncing"), "panic"),
@@ -53,6 +53,9 @@ def kernel():
         raise Fail(f"--real needs a Linux kernel image and its headers, QEMU and a static "
                    f"busybox ({what}): run ./workbook setup, which installs "
                    f"{' '.join(PACKAGES)}", 1)
+    if not static(shutil.which("busybox")):
+        raise Fail(f"--real needs a static busybox (the guest has no C library): "
+                   f"{shutil.which('busybox')} is dynamic; install busybox-static", 1)
     v = have[0]
     if not os.access(f"/boot/vmlinuz-{v}", os.R_OK):
         raise Fail(f"/boot/vmlinuz-{v} is readable by root only: run this as root, or "
@@ -60,16 +63,25 @@ def kernel():
     return v
 
 
-def module_source(lab, mod, impl):
-    """The file MOD is built from: the student's (under IMPL) or a given one."""
-    if mod.get("dir") == "tests":
-        return os.path.join(LABS, lab.name, "tests", mod["source"])
-    return os.path.join(impl, lab.name, mod["source"])
+def static(path):
+    """Whether the ELF executable PATH has no program interpreter (PT_INTERP)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:5] != b"\x7fELF\x02":
+            return False
+        phoff = int.from_bytes(head[32:40], "little")
+        size, count = (int.from_bytes(head[i:i + 2], "little") for i in (54, 56))
+        f.seek(phoff)
+        table = f.read(size * count)
+    return all(int.from_bytes(table[i:i + 4], "little") != 3 for i in range(0, len(table), size))
+
+
 
 
 def build_module(lab, mod, src, out, version):
-    """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c;
-    return the .ko's path, or raise Fail with the compiler's first error."""
+    """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c,
+    with the lab's tests/*.h (shared with the simulation) on the include
+    path; return the .ko's path, or raise Fail with the compiler's first error."""
     name = mod["name"]
     kb = os.path.join(out, name)
     shutil.rmtree(kb, ignore_errors=True)
@@ -85,7 +97,8 @@ def build_module(lab, mod, src, out, version):
             objs.append(f[:-2] + ".o")
     with open(os.path.join(kb, "Kbuild"), "w") as f:
         f.write(f"obj-m := {name}.o\n{name}-y := {' '.join(objs)}\n"
-                f"ccflags-y := -I{given} -I{REAL}/include -include {REAL}/rculabs_real.h\n")
+                f"ccflags-y := -I{REAL}/include -I{LABS}/{lab.name}/tests "
+                f"-include {REAL}/rculabs_real.h\n")
     r = make(kb, version)
     ko = os.path.join(kb, f"{name}.ko")
     if r.returncode or not os.path.isfile(ko):
@@ -150,12 +163,13 @@ def accel():
     return "tcg", BOOT_LIMIT
 
 
-def boot(version, initrd, log):
+def boot(version, initrd, log, cmdline=""):
     """One boot; return (console text, seconds, stopped at the limit?)."""
     acc, limit = accel()
     cmd = ["qemu-system-x86_64", "-accel", acc, "-m", "512", "-smp", "2", "-nographic",
            "-no-reboot", "-nic", "none", "-monitor", "none", "-kernel",
-           f"/boot/vmlinuz-{version}", "-initrd", initrd, "-append", APPEND]
+           f"/boot/vmlinuz-{version}", "-initrd", initrd, "-append",
+           f"{APPEND} {cmdline}".strip()]
     t0 = time.monotonic()
     with open(log, "wb") as f:
         try:
@@ -212,39 +226,66 @@ def locate(addr, kos, loaded):
     return None, None
 
 
+def locate_data(addr, kos, loaded):
+    """(module, 'SYMBOL (section+offset)') for a data address in a module."""
+    for ko in kos:
+        for sec, base in loaded.get(ko.name, {}).items():
+            if base <= addr < base + ko.sizes.get(sec, 0):
+                off = addr - base
+                near = [(v, n) for n, (sc, v) in ko.symbols.items() if sc == sec and v <= off]
+                name = max(near)[1] if near else "?"
+                return ko.name, f"{name} ({sec}+{hex(off)})"
+    return None, None
+
+
 def frame_line(fn, off, ko):
     sec, value = ko.symbols.get(fn, (None, None))
     return ko.line(sec, value + off) if sec else f"{fn}()"
 
 
 def diagnose(text, kos):
-    """None for a clean run, else (what, cause, the kernel's lines): WHAT in
-    a word or two, CAUSE the sentence that names it."""
+    """(None, or what went wrong, the scenario's verdicts that passed). What
+    went wrong is (what, cause, the kernel's lines): WHAT in a word or two,
+    CAUSE the sentence that names it. A scenario states a verdict of its own
+    in a line "RCULABS: PASS ..." or "RCULABS: FAIL ..." (lab 7's module)."""
     lines = text.splitlines()
-    loaded, unloaded, done = {}, set(), False
+    loaded, unloaded, done, passes = {}, {}, False, []
     for l in lines:
+        v = re.search(r"RCULABS: (PASS|FAIL) (.*)", l)
+        if v and v.group(1) == "PASS":
+            passes.append(v.group(2))
+        elif v:
+            return ("FAIL", v.group(2), [l.strip()]), passes
+        m = re.search(r"RCULABS: insmod (\w+) on CPU", l)
+        if m:       # loaded again: its old sections are gone, its new ones follow
+            unloaded.pop(m.group(1), None)
+            loaded.pop(m.group(1), None)
         m = re.search(r"RCULABS: section (\w+) (\S+) 0x([0-9a-f]+)", l)
         if m:
             loaded.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3), 16)
+        m = re.search(r"RCULABS: rmmod (\w+) on CPU", l)
+        if m:       # its exit runs, then its memory is freed: a fault from now on is that
+            unloaded[m.group(1)] = "began"
         m = re.search(r"RCULABS: rmmod (\w+) returned (\d+)", l)
         if m and m.group(2) == "0":
-            unloaded.add(m.group(1))
+            unloaded[m.group(1)] = "returned"
         elif m:
-            return "rmmod failed", f"rmmod {m.group(1)} failed (exit status {m.group(2)})", [l]
+            return ("rmmod failed", f"rmmod {m.group(1)} failed (exit status {m.group(2)})",
+                    [l]), passes
         m = re.search(r"RCULABS: insmod (\w+) failed", l)
         if m:
-            return "insmod failed", f"insmod {m.group(1)} failed: its init returned an error", \
-                lines[max(0, lines.index(l) - EXCERPT):lines.index(l) + 1]
+            return ("insmod failed", f"insmod {m.group(1)} failed: its init returned an error",
+                    lines[max(0, lines.index(l) - EXCERPT):lines.index(l) + 1]), passes
         done = done or "RCULABS: done" in l
         for pat, kind in REPORT:
             if pat.search(l):
                 i = lines.index(l)
-                return kind, cause(kind, pat.search(l), lines, i, kos, loaded, unloaded), \
-                    excerpt(lines, i)
+                return (kind, cause(kind, pat.search(l), lines, i, kos, loaded, unloaded),
+                        excerpt(lines, i)), passes
     if not done:
-        return "no end", "the guest stopped before the scenario's end, with no report", \
-            lines[-EXCERPT:]
-    return None
+        return ("no end", "the guest stopped before the scenario's end, with no report",
+                lines[-EXCERPT:]), passes
+    return None, passes
 
 
 def excerpt(lines, i):
@@ -267,7 +308,7 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
     frames = [FRAME.match(l) for l in rest if FRAME.match(l)]
     who = f", in {task.group(2)} on CPU {task.group(1)}" if task else ""
     via = next((f.group(1) for f in frames if f.group(1) in
-                ("rcu_do_batch", "call_timer_fn", "kthread", "process_one_work")), None)
+                ("rcu_do_batch", "call_timer_fn", "run_timer_softirq", "kthread", "process_one_work")), None)
     mod, where = None, None
     if rip and rip.group(1).startswith("0x"):
         mod, where = locate(int(rip.group(1), 16), kos, loaded)
@@ -277,26 +318,36 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
             if ko:
                 mod, where = ko.name, frame_line(f.group(1), int(f.group(2), 16), ko)
                 break
+    if not where and kind == "oops" and m.groups():     # the faulting data address
+        mod, data = locate_data(int(m.group(1), 16), kos, loaded)
+        if data and mod in unloaded:
+            return f"memory of unloaded module {mod} used: {data}, after rmmod {mod} " \
+                f"{unloaded[mod]}{who}" + (f" (from {via})" if via else "")
+    if rip and rip.group(1).startswith("kthread_stop+"):
+        return f"{kind} in kthread_stop(), called from {where or 'a module'}{who}: the " \
+            f"kthread had returned before it was asked to stop, and Linux had freed it " \
+            f"(a kthread that is stopped waits for kthread_should_stop() first)"
     if kind == "oops" and mod in unloaded:
         what = {"rcu_do_batch": "callback into unloaded module",
                 "call_timer_fn": "timer function of unloaded module"}.get(
                     via, "code of unloaded module run")
-        return f"{what} {mod}: {where}, run after rmmod {mod} returned{who}" + \
+        return f"{what} {mod}: {where}, run after rmmod {mod} {unloaded[mod]}{who}" + \
             (f" (from {via})" if via else "")
-    if kind == "hung task":
-        return f"hung task: {m.group(1)} blocked for more than 5 s" + \
-            (f" in {where}" if where else "") + who
+    if kind == "hung task":      # the task line names khungtaskd, not the task
+        return f"hung task: {m.group(1)} blocked for more than {m.group(2)} s" + \
+            (f" in {where}" if where else "")
     return f"{kind}" + (f" in {mod}: {where}" if where else "") + who
 
 
-def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False):
+def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
     """Build LAB's real modules from IMPL, boot up to BOOTS times (all of them
-    with EVERY; else stop at the first failure); return (failed boots, boots
-    run, the first failure's cause)."""
+    with EVERY; else stop at the first failure) in build folder TOP (default
+    build-wb-real); return (failed boots, boots run, the first failure's cause)."""
     if not lab.real_modules:
         raise Fail(f"{lab.name} has no real-kernel run (its lab.json has no 'real')", 2)
     version = kernel()
-    out = os.path.join(ROOT, "build-wb-real", lab.name)
+    top = top or os.path.join(ROOT, "build-wb-real")
+    out = os.path.join(top, lab.name)
     os.makedirs(out, exist_ok=True)
     acc, limit = accel()
     say(f"== {lab.name} on a real kernel: Linux {version} in QEMU "
@@ -304,9 +355,9 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False):
     t0 = time.monotonic()
     kos = []
     for mod in lab.real_modules:
-        src = module_source(lab, mod, impl)
+        src = os.path.join(impl, lab.name, mod["source"])
         kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version), src))
-    flood = build_flood(os.path.join(ROOT, "build-wb-real"), version)
+    flood = build_flood(top, version)
     initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
     say(f"built {', '.join(k.name + '.ko' for k in kos)} from "
         f"{', '.join(os.path.relpath(k.student, ROOT) for k in kos)} "
@@ -314,12 +365,15 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False):
     failed, first = 0, None
     for n in range(1, boots + 1):
         log = os.path.join(out, f"boot-{n}.log")
-        text, secs, stopped = boot(version, initrd, log)
-        bad = diagnose(text, kos)
+        text, secs, stopped = boot(version, initrd, log, lab.real_cmdline)
+        bad, passes = diagnose(text, kos)
         if stopped and (bad is None or bad[0] == "no end"):
             bad = ("time limit", f"the guest was stopped at its time limit ({limit} s)",
                    [l.strip() for l in text.splitlines()[-EXCERPT:]])
         say(f"boot {n}/{boots}: {bad[0] if bad else 'clean'} ({secs:.0f} s)")
+        if n == 1 and not quiet:
+            for p in passes:
+                say(f"  PASS  {p}")
         if bad:
             failed += 1
             first = first or bad[1]
@@ -338,3 +392,72 @@ def report(lab, n, boots, bad, log):
     say(f"      console: {os.path.relpath(log, ROOT)}")
     say(f"      again:   ./workbook check {lab.name[:2].lstrip('0')} --real (a real boot is "
         f"not replayed: its timing is the machine's; --boots N runs N)")
+
+
+TABLE = "<!-- REAL TABLE {}: ./workbook mistakes {} --real N --write writes it -->"
+TABLE_END = "<!-- END REAL TABLE {} -->"
+
+
+def mistakes_table(lab, boots, write=False):
+    """The simulation's verdict beside the real kernel's for the reference
+    and each of LAB's mutants that changes a module file: N boots each (all
+    of them). With WRITE, the table goes into docs/instructors.md."""
+    from . import mutants
+    real_files = {mod["source"] for mod in lab.real_modules}
+    copy = os.path.join(ROOT, "build-wb-real", "impl")
+    rows = []
+
+    def run(label, mu=None):
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(os.path.join(SOLUTIONS, lab.name), os.path.join(copy, lab.name),
+                        ignore=shutil.ignore_patterns("mutants"))
+        if mu:
+            err = mutants.apply(mu, copy)
+            if err:
+                raise Fail(f"mutant {mu.name} does not apply: {err}", 1)
+        say(f"-- {label}")
+        return cmd_real(lab, impl=copy, boots=boots, every=True, quiet=True)
+
+    failed, ran, first = run("the reference")
+    rows.append(("the reference", "passes every test", failed, ran, first))
+    for mu in mutants.load(lab):
+        sim = "caught by " + ", ".join(mu.killed_by)
+        if not set(mu.files()) & real_files:
+            rows.append((mu.name, sim, None, 0, "not run: it changes " + ", ".join(mu.files()) +
+                         "; a real module calls the kernel's own rcu_barrier()"))
+            continue
+        failed, ran, first = run(f"mutant {mu.name}: {mu.description}", mu)
+        rows.append((mu.name, sim, failed, ran, first))
+    shutil.rmtree(copy, ignore_errors=True)
+    table = [f"| {lab.name} | simulation | real kernel: boots that failed | first failure |",
+             "| --- | --- | --- | --- |"]
+    for name, sim, failed, ran, first in rows:
+        verdict = "-" if failed is None else f"{failed} of {ran}"
+        first = (first or "none: clean").replace(os.path.relpath(copy, ROOT) +
+                                                 f"/{lab.name}/", "")
+        table.append(f"| `{name}` | {sim} | {verdict} | {md(first)} |")
+    for l in table:
+        say(l)
+    if write:
+        put_table(os.path.join(ROOT, "docs", "instructors.md"), lab, table, boots)
+    return 0
+
+
+def md(text):
+    return text.replace("|", "\\|")
+
+
+def put_table(path, lab, table, boots):
+    """TABLE into PATH between LAB's two markers."""
+    begin = TABLE.format(lab.name, int(lab.name[:2]))
+    end = TABLE_END.format(lab.name)
+    with open(path) as f:
+        doc = f.read()
+    if begin not in doc or end not in doc:
+        raise Fail(f"{os.path.relpath(path, ROOT)} has no {begin} ... {end}", 1)
+    head, rest = doc.split(begin, 1)
+    body = f"{begin}\n" + "\n".join(table) + f"\n\n{boots} boots each, " \
+        f"{time.strftime('%Y-%m-%d')}, Linux {kernel()} in QEMU ({accel()[0].upper()}).\n"
+    with open(path, "w") as f:
+        f.write(head + body + end + rest.split(end, 1)[1])
+    say(f"written into {os.path.relpath(path, ROOT)}")

@@ -50,7 +50,11 @@ bool kthread_should_stop(void);
 /**
  * kthread_stop() - tell @p k to stop, wake it from any wait, and wait until
  * its function has returned. May sleep. Calling it twice on one task, or
- * on oneself, is a BUG.
+ * on oneself, is a BUG; so is stopping a kthread of student code whose
+ * function already returned on its own: Linux frees such a task when it
+ * exits, and its kthread_stop() would use freed memory (a kthread that is
+ * to be stopped waits for kthread_should_stop() before it returns). The
+ * simulation keeps exited tasks, so tests may join a thread this way.
  * @return what @p k's function returned.
  */
 int kthread_stop(struct task_struct *k);

@@ -4,7 +4,8 @@
  *
  * Rule kept here: linked into every lab 3 module built for a real kernel, it
  * holds what the simulation's test binary holds: the parameters the module's
- * init reads (writer=1 writer_cpu=1 timer=1 reposters=N naive_exit=K).
+ * init reads (writer=1 writer_cpu=1 timer=1 reposters=N), declared in
+ * tests/mymod_ctl.h, the header the simulation's tests use.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -20,5 +21,3 @@ module_param_named(timer, mymod_ctl.timer, bool, 0444);
 MODULE_PARM_DESC(timer, "arm the timer (one callback per jiffy)");
 module_param_named(reposters, mymod_ctl.reposters, int, 0444);
 MODULE_PARM_DESC(reposters, "self-reposting callbacks to start");
-module_param_named(naive_exit, mymod_ctl.naive_exit, int, 0444);
-MODULE_PARM_DESC(naive_exit, "naivemod only: how its exit ends");

@@ -39,8 +39,8 @@ void torture_ref_cb_exit(void)
 
 const struct rcu_torture_ops rcu_ops = {
 	.name = "rcu",
-	.read_lock = rcu_read_lock,
-	.read_unlock = rcu_read_unlock,
+	.readlock = rcu_read_lock,
+	.readunlock = rcu_read_unlock,
 	.read_delay = ref_read_delay,
 	.sync = synchronize_rcu,
 	.call = call_rcu,
@@ -57,8 +57,8 @@ struct rcu_torture_ops torture_flavour(const struct rcu_torture_ops *except)
 {
 	return (struct rcu_torture_ops){
 		.name = except->name,
-		.read_lock = EXCEPT_OR_REF(except, read_lock),
-		.read_unlock = EXCEPT_OR_REF(except, read_unlock),
+		.readlock = EXCEPT_OR_REF(except, readlock),
+		.readunlock = EXCEPT_OR_REF(except, readunlock),
 		.read_delay = EXCEPT_OR_REF(except, read_delay),
 		.sync = EXCEPT_OR_REF(except, sync),
 		.call = EXCEPT_OR_REF(except, call),

@@ -20,8 +20,8 @@
 /* The RCU flavour under test (rcutorture's struct rcu_torture_ops). */
 struct rcu_torture_ops {
 	const char *name;
-	void (*read_lock)(void);
-	void (*read_unlock)(void);
+	void (*readlock)(void);
+	void (*readunlock)(void);
 	/* Called inside a read-side section: a reader that lingers (may be a no-op). */
 	void (*read_delay)(void);
 	/* Wait for a grace period (synchronize_rcu()). */

@@ -223,8 +223,8 @@ static void unprotected_delay(void)
 }
 
 static const struct broken_flavour unprotected_reader_flavour = {
-	.except = { .name = "unprotected_reader", .read_lock = unprotected_lock,
-		    .read_unlock = unprotected_lock, .read_delay = unprotected_delay },
+	.except = { .name = "unprotected_reader", .readlock = unprotected_lock,
+		    .readunlock = unprotected_lock, .read_delay = unprotected_delay },
 	.bug = "rcu_read_lock() does nothing, and a reader may be switched out",
 };
 
