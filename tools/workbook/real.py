@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -23,6 +24,7 @@ PACKAGES = ["qemu-system-x86", "linux-image-cloud-amd64", "linux-headers-cloud-a
 REAL = os.path.join(ROOT, "common", "real")
 BOOT_LIMIT = 60            # seconds a boot may take without KVM (a third of it with)
 EXCERPT = 8                # lines of the kernel's report shown
+TTY = sys.stdout.isatty()  # a progress line is rewritten in place on a terminal
 APPEND = "console=ttyS0 quiet panic=-1 oops=panic"
 FRAME = re.compile(r"^\s*(?:\? )?([\w.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+(?: \[(\w+)\])?")
 REPORT = [   # (pattern, what it is): the first of these in the console decides
@@ -356,21 +358,22 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
     kos = []
     for mod in lab.real_modules:
         src = os.path.join(impl, lab.name, mod["source"])
+        say(f"building {mod['name']}.ko from {os.path.relpath(src, ROOT)} ...")
         kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version), src))
     flood = build_flood(top, version)
     initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
-    say(f"built {', '.join(k.name + '.ko' for k in kos)} from "
-        f"{', '.join(os.path.relpath(k.student, ROOT) for k in kos)} "
-        f"({time.monotonic() - t0:.0f} s)")
+    say(f"built in {time.monotonic() - t0:.0f} s; a boot that has not ended after {limit} s is stopped")
     failed, first = 0, None
     for n in range(1, boots + 1):
         log = os.path.join(out, f"boot-{n}.log")
+        say(f"boot {n}/{boots}: booting, loading, running ...", end="\r" if TTY else "\n")
         text, secs, stopped = boot(version, initrd, log, lab.real_cmdline)
         bad, passes = diagnose(text, kos)
         if stopped and (bad is None or bad[0] == "no end"):
             bad = ("time limit", f"the guest was stopped at its time limit ({limit} s)",
                    [l.strip() for l in text.splitlines()[-EXCERPT:]])
-        say(f"boot {n}/{boots}: {bad[0] if bad else 'clean'} ({secs:.0f} s)")
+        say(f"boot {n}/{boots}: {bad[0] if bad else 'clean'} ({secs:.0f} s)" +
+            " " * 20 * TTY)
         if n == 1 and not quiet:
             for p in passes:
                 say(f"  PASS  {p}")
