@@ -89,7 +89,7 @@ def build():
     s.add_argument("-v", "--verbose", action="store_true")
     s.add_argument("--list", action="store_true")
     s.add_argument("--real", action="store_true")
-    s.add_argument("--boots", type=int, default=3, metavar="N")
+    s.add_argument("--boots", type=int, default=None, metavar="N")
     prior(s)
     s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N)")
     s.add_argument("lab", metavar="LAB")

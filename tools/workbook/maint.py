@@ -95,6 +95,8 @@ def cmd_mistakes(a):
     TODO, with the tests that catch each; a mistake only the parallel tier
     catches is marked, since that catch is luck, not a promise. With --real
     N, the real kernel's verdict beside the simulation's (real.py)."""
+    if a.write and not a.real:
+        raise Fail("--write writes the real-kernel table: use it with --real N")
     if a.real:
         from .real import mistakes_table
         labs = [lab for lab in select_labs(a.labs) if lab.real_modules]

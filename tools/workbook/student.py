@@ -484,7 +484,9 @@ def check_real(lab, boots):
 def cmd_check(a):
     lab = find_lab(a.lab)
     if a.real:
-        return check_real(lab, a.boots)
+        return check_real(lab, 3 if a.boots is None else a.boots)
+    if a.boots is not None:
+        raise Fail("--boots counts real-kernel boots: use it with --real")
     bdir = student_build([lab], a.prior)
     if a.list:
         ok, err, _ = build(bdir, [lab.target])
