@@ -87,7 +87,9 @@ void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func);
  * kfree()s the object itself (lab 6). So nothing of the caller's code runs
  * when the object is freed: a module that frees with kfree_rcu() only may
  * be unloaded with those callbacks still queued (Documentation/RCU/
- * checklist.rst). This is Linux's classic kfree_rcu() (v3.0, 2011);
+ * checklist.rst's item 17 asks for rcu_barrier() when the callback is a
+ * function of the module; here there is none). This is Linux's classic
+ * kfree_rcu() (v3.0, 2011);
  * today's batches the pointers in pages instead, to the same effect.
  *
  * Does not promise when the object is freed (lab 6: it is lazy, like
