@@ -82,9 +82,9 @@ void srcu_read_unlock(struct srcu_struct *ssp, int idx)
  */
 static bool srcu_readers_done(struct srcu_struct *ssp, int idx)
 {
-	/* TODO 2: sum every CPU's unlock counter of @idx, then a full barrier,
-	 * then sum every CPU's lock counter of @idx (READ_ONCE() each: other
-	 * CPUs change them). The order is the point: the handout says why. */
+	/* TODO 2: is @idx free of readers? Sum every CPU's counters of @idx
+	 * (READ_ONCE() each: other CPUs change them). Which sum comes first,
+	 * and what stands between them, is the point: see "Summing". */
 	/* BEGIN SOLUTION */
 	unsigned long locks = 0, unlocks = 0;
 	int cpu;
@@ -117,11 +117,11 @@ static void srcu_wait_for_readers(struct srcu_struct *ssp, int idx)
 
 void synchronize_srcu(struct srcu_struct *ssp)
 {
-	/* TODO 3: process context only (BUG_ON(in_interrupt())); one grace
-	 * period of *this* domain at a time (its own mutex); a full barrier
-	 * (the caller's updates before the counts); wait for the index new
-	 * readers do NOT use now; flip (add one to srcu_idx), full barrier;
-	 * wait for the index they used before the flip; full barrier. */
+	/* TODO 3: one grace period of *this* domain: process context only,
+	 * one at a time per domain, and the waits and the flip that "Two
+	 * indices" explains (which index first, and why both), with full
+	 * barriers wherever the caller's accesses and the counts must not
+	 * pass each other (the handout's Background says where). */
 	/* BEGIN SOLUTION */
 	int idx;
 
