@@ -24,16 +24,67 @@
  * ---- grace periods that end early: the uniprocessor synchronize_rcu() on
  * four CPUs. On one CPU the caller's own context switch is a grace period
  * (Linux's !SMP synchronize_rcu() does almost nothing); on four it waits
- * for no other CPU's readers ----
+ * for no other CPU's readers.
+ *
+ * Left to the scheduler, whether such a grace period ends under a reader
+ * that holds an element it ages was up to the interleaving: the torture
+ * retires every other element through ops->call(), whose grace periods are
+ * right, and a reader's long linger could fall, seed after seed, on those
+ * (the reference torture missed the bug on 1 seed in 200). So this one
+ * ends when the bug can do harm: it lets its CPU go (a bounded number of
+ * times) until a reader is inside that entered after the last grace period
+ * this flavour ended, and so may hold the element retired just before this
+ * call. A torture whose readers look at the age again after lingering sees
+ * that element age under them; one whose readers look only once, as soon as
+ * they pick it up, mostly does not ----
  */
+#define EARLY_GP_PATIENCE 64
+
+static unsigned long early_gp_returns;              /* ops->sync() calls that returned */
+static unsigned long early_gp_reader_from[NR_CPUS]; /* early_gp_returns at entry + 1; 0 outside */
+
+/* The compiler's atomics, not the kernel's: they add no scheduling point. */
+static void early_gp_readlock(void)
+{
+	unsigned long returns = __atomic_load_n(&early_gp_returns, __ATOMIC_SEQ_CST);
+
+	rcu_read_lock();
+	__atomic_store_n(&early_gp_reader_from[smp_processor_id()], returns + 1, __ATOMIC_SEQ_CST);
+}
+
+static void early_gp_readunlock(void)
+{
+	__atomic_store_n(&early_gp_reader_from[smp_processor_id()], 0, __ATOMIC_SEQ_CST);
+	rcu_read_unlock();
+}
+
+/* Is a reader inside that entered when @returns grace periods had ended? */
+static bool early_gp_reader_since(unsigned long returns)
+{
+	for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+		unsigned long from = __atomic_load_n(&early_gp_reader_from[cpu], __ATOMIC_SEQ_CST);
+
+		if (from && from == returns + 1)
+			return true;
+	}
+	return false;
+}
+
 static void early_gp_sync(void)
 {
+	unsigned long returns = __atomic_load_n(&early_gp_returns, __ATOMIC_SEQ_CST);
+	int waited = 0;
+
 	might_sleep();
-	schedule();
+	do
+		schedule();
+	while (!early_gp_reader_since(returns) && ++waited < EARLY_GP_PATIENCE);
+	__atomic_add_fetch(&early_gp_returns, 1, __ATOMIC_SEQ_CST);
 }
 
 static const struct broken_flavour early_grace_period_flavour = {
-	.except = { .name = "early_grace_period", .sync = early_gp_sync },
+	.except = { .name = "early_grace_period", .readlock = early_gp_readlock,
+		    .readunlock = early_gp_readunlock, .sync = early_gp_sync },
 	.bug = "synchronize_rcu() of a uniprocessor kernel: waits for no other CPU",
 };
 
