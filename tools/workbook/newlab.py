@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 from .common import LABS, ROOT, SOLUTIONS, Fail, say
-from . import manifest
 
 NAME = re.compile(r"^(\d\d)-([a-z][a-z0-9]*(?:-[a-z0-9]+)*)$")
 

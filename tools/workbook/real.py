@@ -41,13 +41,18 @@ REPORT = [   # (pattern, what it is): the first of these in the console decides
 ]
 
 
+def version_key(v):
+    """6.1.0-57-cloud-amd64 after 6.1.0-9-cloud-amd64: numbers compare as numbers."""
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", v)]
+
+
 def kernel():
     """The newest kernel with both its image and its headers here, or a Fail
     naming what to install."""
     mods = "/usr/lib/modules"
     have = sorted((v for v in (os.listdir(mods) if os.path.isdir(mods) else [])
                    if os.path.isdir(os.path.join(mods, v, "build"))
-                   and os.path.isfile(f"/boot/vmlinuz-{v}")), reverse=True)
+                   and os.path.isfile(f"/boot/vmlinuz-{v}")), key=version_key, reverse=True)
     missing = [t for t in ("qemu-system-x86_64", "busybox", "cpio", "make", "addr2line")
                if not shutil.which(t)]
     if not have or missing:

@@ -797,8 +797,18 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     elif replay_cmd:
         out.append(f"replay: {replay_cmd}")
     if c.get("timeline"):
-        out.append(f"timeline: {c['timeline']}")
+        out.append(f"timeline: {timeline_shown(c['timeline'])}")
     return out
+
+
+def timeline_shown(path):
+    """Where the student finds the picture at PATH. check draws it in the
+    workbook's traces/; a graded run draws it in the grader's slot, out of
+    the student's reach, and the replay line draws the same file in traces/."""
+    p = os.path.abspath(path)
+    if os.path.dirname(p) == os.path.join(ROOT, "traces"):
+        return _rel(p)
+    return f"traces/{os.path.basename(p)}, drawn by the replay (the grader keeps none)"
 
 
 def with_cause(msgs, log, timeout=None, replay_cmd=None):

@@ -484,6 +484,9 @@ def check_real(lab, boots):
 def cmd_check(a):
     lab = find_lab(a.lab)
     if a.real:
+        if a.prior != "own":
+            raise Fail("--prior has no meaning with --real: a real run builds the lab's own "
+                       "module against the kernel's RCU, not the earlier labs")
         return check_real(lab, 3 if a.boots is None else a.boots)
     if a.boots is not None:
         raise Fail("--boots counts real-kernel boots: use it with --real")
