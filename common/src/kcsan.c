@@ -575,6 +575,24 @@ static void age_stores(void)
 }
 
 /*
+ * The stores a held task keeps buffered are what a forced schedule is about:
+ * other CPUs read the old values. Mark them on its lane, by the function that
+ * made the newest, so that a failure's picture shows where the late store
+ * was made (a trace name is short: the function only).
+ */
+static void mark_unseen_stores(void)
+{
+	char where[160], text[48];
+	char *plus = kcsan_describe_pc_nowait(kc.sb[kc.sb_len - 1].pc, where, sizeof(where)) ?
+		     strchr(where, '+') : NULL;
+
+	if (plus)
+		*plus = '\0';
+	snprintf(text, sizeof(text), plus ? "store unseen: %s()" : "store unseen", where);
+	trace_emit(sim_current->cpu, sim_current, TR_MARK, text, 0);
+}
+
+/*
  * A task held by the test (a named point, sim_hold_access()) keeps its
  * buffer as it is: what drains while it stands there is what the test
  * drains, with sim_commit_store(), so a forced schedule stays forced.
@@ -586,6 +604,8 @@ void kcsan_swap_out(void)
 		return;
 	if (!(sim_current && sim_current->held_at))
 		commit_some();
+	else
+		mark_unseen_stores();
 	for (int i = kc.sb_len - 1; i >= 0; i--)
 		swap_bytes(&kc.sb[i], kc.sb[i].mine, kc.sb[i].old);
 	kc.swapped_out = true;

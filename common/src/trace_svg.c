@@ -36,6 +36,9 @@ struct svg_srcu {
 /* The drawing's state: the time axis, and the spans still open per lane. */
 struct svg {
 	FILE *f;
+	FILE *labels;               /* marks' labels, written last so that no box hides one */
+	char *labels_buf;
+	size_t labels_len;
 	int cpus;                   /* lanes 0..cpus-1; cpus: off-CPU; cpus+1: grace periods */
 	int nr_rings;
 	unsigned long t0, t1;
@@ -363,7 +366,7 @@ static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double
 	row = svg_label_row(s, lane, start);
 	if (s->label_end[lane][row] > start)  /* every row taken: shorten the label */
 		start = s->label_end[lane][row];
-	svg_fit_text(f, start, y + 4 + 10 * row, SVG_RIGHT - start,
+	svg_fit_text(s->labels ? s->labels : f, start, y + 4 + 10 * row, SVG_RIGHT - start,
 		     col[1] == '8' ? "fill=\"#888\"" : col[1] == 'e' ? "fill=\"#e80\"" :
 		     "fill=\"#333\"", label);
 	s->label_end[lane][row] = start + want + 4;
@@ -601,6 +604,7 @@ int trace_write_svg(const char *path, const char *title)
 	s.lanes = s.cpus + 2 + (s.srcu_lane >= 0);
 
 	s.scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(s.t1 - s.t0);
+	s.labels = open_memstream(&s.labels_buf, &s.labels_len);
 	svg_header(&s, title);
 	if (s.task_from && s.irq_from && s.rd_from && s.task_name && s.rd_open && s.irq_open &&
 	    s.rd_task && s.label_end) {
@@ -609,6 +613,9 @@ int trace_write_svg(const char *path, const char *title)
 		svg_close_boxes(&s, NULL, 0);
 		svg_open_spans(&s);
 	}
+	if (s.labels && fclose(s.labels) == 0)
+		fwrite(s.labels_buf, 1, s.labels_len, s.f);
+	free(s.labels_buf);
 	svg_footer(&s);
 	free(s.task_from);
 	free(s.irq_from);
