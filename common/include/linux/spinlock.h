@@ -33,6 +33,15 @@ typedef struct {
 
 /** Initialise @p l unlocked. */
 void spin_lock_init(spinlock_t *l);
+/**
+ * spin_is_locked() - is @p l held now, by anyone? A snapshot for checks and
+ * tests: it promises nothing about the next instant, so it orders nothing
+ * and is no way to wait for a lock.
+ */
+static inline int spin_is_locked(spinlock_t *l)
+{
+	return atomic_load(&l->locked);
+}
 /** Simulation only: the implementation behind spin_lock(); call that. */
 void sim_spin_lock(spinlock_t *l, const char *file, int line);
 /** Simulation only: the implementation behind spin_unlock(); call that. */
