@@ -239,9 +239,9 @@ int kcsan_pc_is_student(uintptr_t pc);
 void kcsan_forget_range(const void *p, size_t n);
 bool kcsan_store_buffered(void *p, long v, size_t size);
 void kcsan_modules_changed(void);
-const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n);
-const char *kcsan_describe_pc_nowait(uintptr_t pc, char *buf, size_t n);
 void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n);
+bool kcsan_split_pc_nowait(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n);
+const char *kcsan_intern_file(const char *f);
 /* watch.c: data races, KCSAN's way (kcsan.c calls it at each student access) */
 enum { WATCH_WRITE = 1, WATCH_MARKED = 2 };
 void watch_boot(void);

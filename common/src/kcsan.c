@@ -295,6 +295,20 @@ static int intern_file_locked(const char *f)
 	return kc_nfiles++;
 }
 
+/*
+ * A copy of the file name @f that outlives its string: a module's __FILE__
+ * is unmapped at rmmod, while a task that slept there is still listed.
+ */
+const char *kcsan_intern_file(const char *f)
+{
+	sim_lock_take(&kc_lock);
+	int i = intern_file_locked(f);
+	const char *copy = i < kc_nfiles && !strcmp(kc_files[i], f) ? kc_files[i] : "?";
+
+	sim_lock_drop(&kc_lock);
+	return copy;
+}
+
 #ifdef WORKBOOK_HAVE_LIBDW
 static Dwfl *kc_dwfl;
 static char *kc_debuginfo_path;
@@ -444,44 +458,44 @@ void kcsan_modules_changed(void)
 	sim_lock_drop(&kc_lock);
 }
 
-static const char *describe_pc_locked(uintptr_t pc, char *buf, size_t n)
+/*
+ * "fn" and "file:line" of the return address @pc, from the line table; false
+ * (and both "?"-free copies of the address) where the table has no line.
+ */
+static bool split_pc_locked(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
 {
 	int line = 0;
-	const char *fn = NULL;
-	const char *file = lookup_line_locked(pc, &line, &fn);
+	const char *name = NULL;
+	const char *file = lookup_line_locked(pc, &line, &name);
 
 	sim_assert_held(&kc_lock);
-	if (file)
-		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
-	else
-		snprintf(buf, n, "%p", (void *)pc);
-	return buf;
+	if (!file) {
+		snprintf(fn, fn_n, "%p", (void *)pc);
+		snprintf(where, where_n, "%p", (void *)pc);
+		return false;
+	}
+	snprintf(fn, fn_n, "%s", name ? name : "?");
+	snprintf(where, where_n, "%s:%d", file, line);
+	return true;
 }
 
-/* For a crash handler: NULL rather than wait for a lock the crash may hold. */
-const char *kcsan_describe_pc_nowait(uintptr_t pc, char *buf, size_t n)
+/* For a crash handler: false rather than wait for a lock the crash may hold. */
+bool kcsan_split_pc_nowait(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
 {
 	if (!sim_lock_try(&kc_lock))
-		return NULL;
-	describe_pc_locked(pc, buf, n);
+		return false;
+	bool found = split_pc_locked(pc, fn, fn_n, where, where_n);
+
 	sim_lock_drop(&kc_lock);
-	return buf;
+	return found;
 }
 
-const char *kcsan_describe_pc(uintptr_t pc, char *buf, size_t n)
+/* "fn" and "file:line" of a return address (race reports, module names). */
+void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
 {
-	int line = 0;
-	const char *fn = NULL;
-
 	sim_lock_take(&kc_lock);
-	const char *file = lookup_line_locked(pc, &line, &fn);
-
-	if (file)
-		snprintf(buf, n, "%s+%s:%d", fn ? fn : "?", file, line);
-	else
-		snprintf(buf, n, "%p", (void *)pc);
+	split_pc_locked(pc, fn, fn_n, where, where_n);
 	sim_lock_drop(&kc_lock);
-	return buf;
 }
 
 /* ---- the store buffer -------------------------------------------------- */
@@ -582,13 +596,12 @@ static void age_stores(void)
  */
 static void mark_unseen_stores(void)
 {
-	char where[160], text[48];
-	char *plus = kcsan_describe_pc_nowait(kc.sb[kc.sb_len - 1].pc, where, sizeof(where)) ?
-		     strchr(where, '+') : NULL;
+	char fn[96], where[256], text[128];
 
-	if (plus)
-		*plus = '\0';
-	snprintf(text, sizeof(text), plus ? "store unseen: %s()" : "store unseen", where);
+	if (kcsan_split_pc_nowait(kc.sb[kc.sb_len - 1].pc, fn, sizeof(fn), where, sizeof(where)))
+		snprintf(text, sizeof(text), "store unseen: %s()", fn);
+	else
+		snprintf(text, sizeof(text), "store unseen");
 	trace_emit(sim_current->cpu, sim_current, TR_MARK, text, 0);
 }
 
@@ -921,24 +934,6 @@ static inline void take_irqs(struct task_struct *t)
 
 /* An access's type: a read unless KC_WRITE; KC_ATOMIC and KC_VOLATILE are marked. */
 enum { KC_READ = 0, KC_WRITE = WATCH_WRITE, KC_ATOMIC = WATCH_MARKED, KC_VOLATILE = 4 };
-
-/* "fn" and "file:line" of a return address, from the line table (both race reports). */
-void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n)
-{
-	char buf[PATH_MAX + 256];
-
-	kcsan_describe_pc(pc, buf, sizeof(buf));
-	char *plus = strchr(buf, '+');
-
-	if (plus) {
-		*plus = 0;
-		snprintf(fn, fn_n, "%s", buf);
-		snprintf(where, where_n, "%s", plus + 1);
-	} else {
-		snprintf(fn, fn_n, "%s", buf);
-		snprintf(where, where_n, "%s", buf);
-	}
-}
 
 /* A plain access meets a plain store another CPU still buffers (watch.c reports it). */
 static __attribute__((noreturn)) void report_race(const struct kc_task *other,

@@ -874,7 +874,7 @@ unsigned long cpu_quiescent_count(int cpu)
 	return n;
 }
 
-bool sim_task_sleeps_on_timer(const struct task_struct *t)
+bool sim_task_sleeps_on_timer(const struct task_struct *t, const char **file, int *line)
 {
 	bool timer;
 
@@ -883,6 +883,10 @@ bool sim_task_sleeps_on_timer(const struct task_struct *t)
 	SIM_LOCK();
 	timer = t->state == TS_BLOCKED && t->blocked_on &&
 		!strcmp(t->blocked_on, "schedule_timeout()");
+	if (timer && file)
+		*file = t->file;
+	if (timer && line)
+		*line = t->line;
 	SIM_UNLOCK();
 	return timer;
 }

@@ -10,7 +10,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 #include <sim/test.h>
 #include <linux/interrupt.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <valgrind/valgrind.h>
 #include <valgrind/memcheck.h>
@@ -256,9 +260,9 @@ static const char *crash_name(int sig)
 {
 	switch (sig) {
 	case SIGSEGV:
-		return "SIGSEGV: an invalid memory access";
+		return "SIGSEGV";
 	case SIGBUS:
-		return "SIGBUS: an invalid memory access";
+		return "SIGBUS";
 	case SIGFPE:
 		return "SIGFPE: an arithmetic error (a division by zero?)";
 	case SIGILL:
@@ -268,24 +272,160 @@ static const char *crash_name(int sig)
 	}
 }
 
-/* "at FILE:LINE" of the instruction that faulted, from the line table. */
-static void crash_site(void *uc)
-{
 #if defined(__x86_64__) && defined(REG_RIP)
-	char buf[512];
-	/* the faulting instruction itself: +1, since the lookup takes a return address */
-	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] + 1;
-	const char *d = kcsan_describe_pc_nowait(pc, buf, sizeof(buf));
-	const char *plus = d ? strchr(d, '+') : NULL;
+#define HAVE_CRASH_CONTEXT 1
+/* The general registers a pointer can be in when it faults (not rsp, rip). */
+static const struct {
+	int reg;
+	const char *name;
+} crash_regs[] = {
+	{ REG_RAX, "rax" }, { REG_RBX, "rbx" }, { REG_RCX, "rcx" }, { REG_RDX, "rdx" },
+	{ REG_RSI, "rsi" }, { REG_RDI, "rdi" }, { REG_RBP, "rbp" }, { REG_R8, "r8" },
+	{ REG_R9, "r9" },   { REG_R10, "r10" }, { REG_R11, "r11" }, { REG_R12, "r12" },
+	{ REG_R13, "r13" }, { REG_R14, "r14" }, { REG_R15, "r15" },
+};
 
-	/* only the workbook's own code: a fault inside the C library (a copy the
-	 * store buffer makes) is better placed by the last scheduling point */
-	if (plus && strchr(plus, ':') && plus[1] == '/' && strncmp(plus + 1, "/usr/", 5))
-		fprintf(stderr, "  at %s\n", plus + 1);
+/* A register holding kfree()'s poison bytes (container_of() may take a little off). */
+static const char *poison_register(const ucontext_t *uc, uintptr_t *val)
+{
+	for (size_t i = 0; i < sizeof(crash_regs) / sizeof(crash_regs[0]); i++) {
+		uintptr_t v = (uintptr_t)uc->uc_mcontext.gregs[crash_regs[i].reg];
+
+		if (v >> 16 == 0x6b6b6b6b6b6bull) {     /* POISON_FREE in every high byte */
+			*val = v;
+			return crash_regs[i].name;
+		}
+	}
+	return NULL;
+}
+#endif
+
+static bool near(uintptr_t a, uintptr_t poison)
+{
+	return a >= poison && a - poison < 0x100;
+}
+
+/*
+ * What the faulting address says, the way a Linux oops's headline says it:
+ * an unloaded module, a NULL pointer, list_del()'s poison, kfree()'s poison
+ * (x86 faults on it as a general protection fault: no address, so the
+ * registers tell).
+ */
+static void crash_headline(int sig, const siginfo_t *si, const void *uc, char *buf, size_t n)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+
+	if (sig != SIGSEGV && sig != SIGBUS) {
+		snprintf(buf, n, "crashed with %s", crash_name(sig));
+		return;
+	}
+#ifdef HAVE_CRASH_CONTEXT
+	uintptr_t v;
+	const char *reg = si->si_code == SI_KERNEL ? poison_register(uc, &v) : NULL;
+
+	if (reg) {
+		snprintf(buf, n, "crashed with %s: a pointer read from freed memory (%s = %#lx: "
+			 "kfree()'s poison bytes 0x6b, so its object was freed while still in use)",
+			 crash_name(sig), reg, (unsigned long)v);
+		return;
+	}
 #else
 	(void)uc;
 #endif
+	bool unloaded = false;
+	const char *mod = si->si_code > 0 ? module_of_address(si->si_addr, &unloaded) : NULL;
+
+	if (mod && unloaded)
+		snprintf(buf, n, "crashed with %s: an access to unloaded module %s's memory, "
+			 "address %#lx", crash_name(sig), mod, (unsigned long)a);
+	else if (si->si_code == SI_KERNEL)
+		snprintf(buf, n, "crashed with %s: a general protection fault (a wild pointer, "
+			 "not a valid address)", crash_name(sig));
+	else if (near(a, (uintptr_t)LIST_POISON1) || near(a, (uintptr_t)LIST_POISON2))
+		snprintf(buf, n, "crashed with %s: followed list_del()'s poison, address %#lx "
+			 "(LIST_POISON1 0x100 is a deleted entry's ->next, LIST_POISON2 0x122 its "
+			 "->prev)", crash_name(sig), (unsigned long)a);
+	else if (a < 4096)
+		snprintf(buf, n, "crashed with %s: a NULL pointer dereference, address %#lx",
+			 crash_name(sig), (unsigned long)a);
+	else
+		snprintf(buf, n, "crashed with %s: an invalid memory access, address %#lx",
+			 crash_name(sig), (unsigned long)a);
 }
+
+#ifdef HAVE_CRASH_CONTEXT
+/* The simulated kernel's code, or code outside the workbook (the C library). */
+static bool not_lab_code(const char *where)
+{
+	return where[0] != '/' || !strncmp(where, "/usr/", 5) || strstr(where, "/common/src/");
+}
+
+/*
+ * backtrace(), with a way out: where no object maps a frame's address (an
+ * unloaded module's code), the unwinder reads the code there to look for a
+ * signal trampoline, and faults. That fault ends the unwinding, not the
+ * report. The crash handler's own SIGSEGV is reset already (SA_RESETHAND),
+ * so the dispositions restored afterwards are the defaults the final
+ * raise() needs.
+ */
+static sigjmp_buf unwind_escape;
+
+static void unwind_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(unwind_escape, 1);
+}
+
+static int careful_backtrace(void **frames, int max)
+{
+	struct sigaction sa, old_segv, old_bus;
+	volatile int n = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = unwind_fault;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	if (!sigsetjmp(unwind_escape, 1))
+		n = backtrace(frames, max);
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return n;
+}
+
+/*
+ * "at FILE:LINE in fn()" of the instruction that faulted, then the frames of
+ * the lab's own code (the student's, the tests') that led there: a fault in
+ * the kernel's helpers or the C library is a student's or a test's call.
+ */
+static void crash_site(const void *uc)
+{
+	char fn[128], where[PATH_MAX + 16];
+	uintptr_t rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	void *frames[48];
+	int n = careful_backtrace(frames, 48), shown = 0, i = 0;
+
+	/* the faulting instruction itself: +1, since the lookup takes a return address */
+	if (kcsan_split_pc_nowait(rip + 1, fn, sizeof(fn), where, sizeof(where)) &&
+	    where[0] == '/' && strncmp(where, "/usr/", 5))
+		fprintf(stderr, "  at %s in %s()\n", where, fn);
+	while (i < n && (uintptr_t)frames[i] != rip)
+		i++;            /* the handler's own frames */
+	for (i++; i < n && shown < 3; i++) {
+		if (!kcsan_split_pc_nowait((uintptr_t)frames[i], fn, sizeof(fn), where,
+					   sizeof(where)) || not_lab_code(where))
+			continue;
+		fprintf(stderr, "  called from %s in %s()\n", where, fn);
+		shown++;
+	}
+}
+#else
+static void crash_site(const void *uc)
+{
+	(void)uc;
+}
+#endif
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -294,8 +434,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 #if !defined(WORKBOOK_SHIM) && !defined(__SANITIZE_THREAD__)
 	/* The kernel's own abort() after its BUG report has said everything. */
 	if (sig != SIGABRT || !sim_failure_what[0]) {
-		snprintf(sim_failure_what, sizeof(sim_failure_what), "crashed with %s",
-			 crash_name(sig));
+		crash_headline(sig, si, uc, sim_failure_what, sizeof(sim_failure_what));
 		fprintf(stderr, "\nBUG: %s\n", sim_failure_what);
 		if (sig != SIGABRT)
 			crash_site(uc);
@@ -310,7 +449,9 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 static void catch_crashes(void)
 {
 	struct sigaction sa;
+	void *frame;
 
+	backtrace(&frame, 1);   /* it loads libgcc_s once: here, not in a crash handler */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;

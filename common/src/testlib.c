@@ -5,6 +5,8 @@
  * Rule kept here: nothing here asserts or knows a lab's code; the callbacks
  * and kthreads record with marked stores, and the test reads and judges.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/kthread.h>
@@ -112,13 +114,20 @@ void barrier_caller_stop(struct barrier_caller *bc)
 
 const char *barrier_caller_polls(const struct barrier_caller *bc)
 {
-	if (READ_ONCE(bc->returned) || !bc->task || !sim_task_sleeps_on_timer(bc->task))
+	static __thread char why[PATH_MAX + 400];
+	const char *file = NULL;
+	int line = 0;
+
+	if (READ_ONCE(bc->returned) || !bc->task ||
+	    !sim_task_sleeps_on_timer(bc->task, &file, &line))
 		return NULL;
-	return "it is asleep in msleep() (schedule_timeout()): a barrier that polls its "
-	       "count, sleeping a jiffy between looks, waits for time to pass, and no "
-	       "jiffy passes while the test waits for it. Sleep until the last marker's "
-	       "callback wakes the barrier: wait_for_completion() on the completion it "
-	       "signals";
+	snprintf(why, sizeof(why),
+		 "it is asleep in msleep() (schedule_timeout()) at %s:%d: a barrier that "
+		 "polls its count, sleeping a jiffy between looks, waits for time to pass, and "
+		 "no jiffy passes while the test waits for it. Sleep until the last marker's "
+		 "callback wakes the barrier: wait_for_completion() on the completion it "
+		 "signals", file ? file : "?", line);
+	return why;
 }
 
 static void irq_race_irq(void *arg)

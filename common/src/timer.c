@@ -284,19 +284,22 @@ static void sleeper_fire(struct timer_list *tl)
 	wake_up_process(s->task);
 }
 
-long schedule_timeout(long timeout)
+long sim_schedule_timeout(long timeout, const char *file, int line)
 {
 	struct task_struct *t = sim_current;
 	struct sleeper s = { .task = t };
 	unsigned long expires;
 
-	might_sleep();
+	sim_might_sleep(file, line);
 	if (!t)
 		return 0;
+	file = kcsan_intern_file(file);         /* a module's name dies at rmmod */
 	expires = sim_jiffies() + (unsigned long)timeout;
 	timer_setup(&s.timer, sleeper_fire, 0);
 	mod_timer(&s.timer, expires);
 	SIM_LOCK();
+	t->file = file;         /* where it sleeps: the caller's line, not this one */
+	t->line = line;
 	if (S.now_jiffies < expires)
 		sched_block_locked(t, "schedule_timeout()", true);
 	SIM_UNLOCK();
@@ -306,10 +309,10 @@ long schedule_timeout(long timeout)
 	return now >= expires ? 0 : (long)(expires - now);
 }
 
-void msleep(unsigned int ms)
+void sim_msleep(unsigned int ms, const char *file, int line)
 {
 	unsigned long until = sim_jiffies() + ms;
 
 	while (sim_jiffies() < until)
-		schedule_timeout((long)(until - sim_jiffies()));
+		sim_schedule_timeout((long)(until - sim_jiffies()), file, line);
 }

@@ -683,7 +683,8 @@ def race_accesses(lines, start):
 def failure_cause(log, timeout=None):
     """The cause of a failure, from the test's own log LOG (its stderr and
     stdout, as common/src/bug.c, trace.c and test.c write them): a dict with
-    the first BUG:/WARNING: headline ("bug"), its "at" file:line, the "task"
+    the first BUG:/WARNING: headline ("bug"), its "at" file:line (and a
+    crash's "callers" in the lab's code), the "task"
     it hit, the test's own "likely" cause of it (sim_likely_cause()), the tasks that were "stuck" (blocked, or the one running at a
     livelock), and the "replay" and "timeline" lines. Keys absent when the log
     holds no such line."""
@@ -698,9 +699,11 @@ def failure_cause(log, timeout=None):
             more = []
             for nx in lines[i + 1:i + 8]:
                 t = nx.strip()
-                m = re.match(r"at (\S+:\d+)$", t)
-                if m and "at" not in c:
-                    c["at"] = m.group(1)
+                m = re.match(r"(at|called from) (\S+:\d+)( in \S+\(\))?$", t)
+                if m and m.group(1) == "at" and "at" not in c:
+                    c["at"] = m.group(2) + (m.group(3) or "")
+                elif m and m.group(1) == "called from":
+                    c.setdefault("callers", []).append(m.group(2) + (m.group(3) or ""))
                 elif t.startswith("task: ") and "task" not in c:
                     c["task"] = t[len("task: "):]
                 elif t.startswith("likely cause: ") and "likely" not in c:
@@ -765,9 +768,11 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
         elif m not in (CRITERION_CRASH, CRITERION_TIMEOUT):
             out.append(_rel(m))
     if c.get("bug") and (crashed or not out):
-        # a file:line inside the simulated kernel tells a student nothing
-        where = f" at {c['at']}" if c.get("at") and \
-            not c["at"].startswith("common/src/") else ""
+        # a file:line inside the simulated kernel tells a student nothing: the
+        # lab's own frame that called it does
+        sites = [a for a in [c.get("at")] + c.get("callers", [])
+                 if a and not a.startswith("common/src/")]
+        where = f" at {sites[0]}" if sites else ""
         who = f" (task {c['task']})" if c.get("task") else ""
         out.append(f"{c['bug']}{where}{who}")
         if c.get("accesses"):

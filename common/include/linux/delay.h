@@ -14,13 +14,20 @@
  * Virtual time advances only when the test advances it
  * (sim_advance_jiffies()) or, when every task is blocked, by jumping to the
  * next timer (see sim_config::auto_time). So msleep() never synchronises with
- * anything in real time: do not use it to wait for another task.
+ * anything in real time: do not use it to wait for another task. A report
+ * of a task asleep here names the line that called msleep().
  */
-void msleep(unsigned int ms);
+#define msleep(ms) sim_msleep((ms), __FILE__, __LINE__)
+/** Simulation only: the implementation behind msleep(); call that. */
+void sim_msleep(unsigned int ms, const char *file, int line);
 /**
  * schedule_timeout() - sleep until @p timeout jiffies have passed or
  * wake_up_process() is called. @return the jiffies left (0 on timeout).
+ * Not a scheduling point before it sleeps: with @p timeout 0 it returns at
+ * once, having let nobody else run.
  */
-long schedule_timeout(long timeout);
+#define schedule_timeout(timeout) sim_schedule_timeout((timeout), __FILE__, __LINE__)
+/** Simulation only: the implementation behind schedule_timeout(); call that. */
+long sim_schedule_timeout(long timeout, const char *file, int line);
 /** @} */
 #endif

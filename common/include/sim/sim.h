@@ -217,9 +217,11 @@ struct task_struct;
  * sim_task_sleeps_on_timer() - true while @p t is asleep in
  * schedule_timeout() (msleep() sleeps there): it waits for virtual time to
  * pass, not for an event. A test that waited for @p t in vain asks this to
- * say why: while the test holds or waits, no jiffy passes by itself.
+ * say why: while the test holds or waits, no jiffy passes by itself. Where
+ * @p file and @p line are not NULL they get the line that called msleep()
+ * or schedule_timeout(). A snapshot: @p t may wake as soon as it returns.
  */
-bool sim_task_sleeps_on_timer(const struct task_struct *t);
+bool sim_task_sleeps_on_timer(const struct task_struct *t, const char **file, int *line);
 /** The named point (see sim_point()) where sim_hold_access() stops a task. */
 #define SIM_ACCESS_POINT "student-access"
 /**

@@ -148,7 +148,9 @@ void barrier_caller_stop(struct barrier_caller *bc);
 /**
  * barrier_caller_polls() - when @p bc's barrier has not returned because
  * it is asleep in msleep() (it polls a count, sleeping between looks): a
- * sentence that says so, for the test's failure message; else NULL.
+ * sentence that says so and names the line that called msleep(), for the
+ * test's failure message; else NULL. The sentence lives in a buffer of the
+ * calling thread, overwritten by its next call.
  */
 const char *barrier_caller_polls(const struct barrier_caller *bc);
 
