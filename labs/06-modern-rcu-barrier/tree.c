@@ -10,9 +10,8 @@
  * list whose ->len is 0 needs no marker. While its CPU is online, only that
  * CPU changes its list (interrupts off); once the CPU is offline, only
  * holders of rcu_state.barrier_lock do, and the hotplug callback moves the
- * whole list behind a live CPU's. A barrier links each marker first and
- * counts it after, so its own count must keep the completion off while a
- * marker that is linked but not yet counted runs.
+ * whole list behind a live CPU's. A barrier returns only after every
+ * marker it linked has run.
  *
  * Grace periods come from lab 1 (synchronize_rcu() in rcu.c). This file
  * replaces lab 4's call_rcu() and rcu_barrier().

@@ -1,14 +1,22 @@
 /*
  * rcu_barrier.c - wait for every callback already queued (lab 3).
  *
- * Rule kept here: lab 2 keeps one global FIFO queue and never reorders it,
- * so a callback queued now sits behind every callback queued before; when
- * it runs, they all have run. rcu_barrier() queues one such callback and
- * sleeps until it runs. It waits for callbacks queued *before* the call, not
- * for those queued after it (a callback that re-posts itself lands behind the
- * barrier's), so it always returns. It sleeps: process context only. One
- * rcu_head and one completion serve every caller, so callers take turns.
+ * Rule kept here: rcu_barrier() returns only once every callback queued
+ * before it was called has been invoked, and it waits for none queued after
+ * that, so a callback that re-posts itself for ever cannot keep it from
+ * returning. How it can know, on lab 2's one queue, is what the handout's
+ * "rcu_barrier() on one FIFO queue" asks.
  */
+/* BEGIN SOLUTION */
+/*
+ * How: lab 2 keeps one global FIFO queue and never reorders it, so a
+ * callback queued now sits behind every callback queued before; when it
+ * runs, they all have run. rcu_barrier() queues one such callback and
+ * sleeps until it runs (a re-posting callback lands behind it). It sleeps:
+ * process context only. One rcu_head and one completion serve every caller,
+ * so callers take turns.
+ */
+/* END SOLUTION */
 #include <linux/rcupdate.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
