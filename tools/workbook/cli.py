@@ -91,9 +91,11 @@ def build():
     s.add_argument("--real", action="store_true")
     s.add_argument("--boots", type=int, default=None, metavar="N")
     prior(s)
-    s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N)")
+    s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N); "
+            "--test: the hint of one test, once it has failed")
     s.add_argument("lab", metavar="LAB")
     s.add_argument("n", nargs="?", type=int, metavar="N")
+    s.add_argument("--test", metavar="SUITE/NAME")
     s = cmd(S, "watch", cmd_watch,
             "re-run check whenever a file of the lab is saved (Ctrl-C stops)")
     s.add_argument("lab", metavar="LAB")

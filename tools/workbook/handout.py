@@ -69,7 +69,7 @@ def handout_lab_json(text):
     """A lab.json whose hidden tests are counted, not listed: their names and
     hints say what the grader tries, which a student should find out by
     testing (hidden_tests, manifest.py). Every hint but the first level is
-    sealed (manifest.seal()): check prints a test's hint once it fails, and
+    sealed (manifest.seal()): "hint --test" prints a test's hint when asked, and
     ./workbook hint the next level when asked, never the file at a glance."""
     m = json.loads(text)
     hidden = [t for t in m["tests"] if t.get("visibility") == "hidden"]

@@ -310,16 +310,10 @@ def named_function_todo(files, bug):
     return None, None
 
 
-def sentences_about_all(text, todos):
-    """The sentences of hint TEXT that cite any of the TODO numbers TODOS,
-    each once, in the hint's order (none: '')."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
-    return " ".join(p for p in parts if cited_todos(p) & set(todos))
-
-
-def next_step(lab, t, msgs, hint=True):
-    """The line that says what to do about failing test T: with HINT (check),
-    the hint's words too; without (status), only where to look."""
+def next_step(lab, t, msgs):
+    """The line that says what to do about failing test T: where to look,
+    never the fix. The test's hint waits until the student asks for it
+    (./workbook hint LAB --test NAME), one level at a time."""
     h = t.get("hint") or (lab.hints[0] if lab.hints else "")
     # A crash far from the mistake (a list one TODO corrupts, walked in
     # another's code): the test said what it most likely means.
@@ -327,30 +321,19 @@ def next_step(lab, t, msgs, hint=True):
                    if m.strip().startswith("likely cause: ")), "")
     if cited_todos(likely):
         todos = ", ".join(map(str, sorted(cited_todos(likely))))
-        about = sentences_about_all(h, cited_todos(likely))
-        return f"{t['name']} - the test names the likely cause, in TODO {todos}: start there" + \
-            (f"\n      hint: {about}" if about and hint else "")
+        return f"{t['name']} - the test names the likely cause, in TODO {todos}: start there"
     n, where = blamed_todo(lab, msgs)
     if n is not None:
-        about = sentences_about_all(h, {n})
-        return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there" + \
-            (f"\n      hint: {about}" if about and hint else "")
-    # A failure that names other TODOs than the test's hint, or fewer, knows
-    # what it found (a reader's miscount met at the cleanup; a kthread on
-    # the wrong CPU where the hint covers the whole callback path): its own
-    # words lead, and of the hint only what is about the TODOs it names.
+        return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there"
+    # A failure that names TODOs knows what it found (a reader's miscount met
+    # at the cleanup; a kthread on the wrong CPU where the hint covers the
+    # whole callback path): its own words lead, the hint's only without them.
     named = cited_todos(msgs[0]) if msgs else set()
-    if named and (not named & cited_todos(h) or not cited_todos(h) <= named):
+    if named:
         todos = ", ".join(map(str, sorted(named)))
-        about = sentences_about_all(h, named)
-        return f"{t['name']} - its failure names TODO {todos}: start there" + \
-            (f"\n      hint: {about}" if about and hint else "")
-    if not hint:
-        # status: where to look, not the fix; the hint waits for check, after
-        # the student has met the failure.
-        todos = ", ".join(map(str, sorted(cited_todos(h))))
-        return f"{t['name']}" + (f" - look at TODO {todos}" if todos else "")
-    return f"{t['name']}" + (f" - hint: {h}" if h else "")
+        return f"{t['name']} - its failure names TODO {todos}: start there"
+    todos = ", ".join(map(str, sorted(cited_todos(h))))
+    return f"{t['name']}" + (f" - look at TODO {todos}" if todos else "")
 
 
 def cache_path(bdir, lab):
@@ -443,7 +426,7 @@ def cmd_status(a):
         note = ("done" + (f" (and {hidden.words()})" if hidden else "")) if nxt is None \
             else (f"first finish {', '.join(u.name for u, _, _ in unfinished)}, which it "
                   f"runs on") if unfinished \
-            else next_step(lab, nxt, res[nxt["name"]][1], hint=False)
+            else next_step(lab, nxt, res[nxt["name"]][1])
         say(f"{lab.name:<24} {passed:>3}/{len(lab.tests) - len(hidden.names):<3} "
             f"{pts:>4}/{lab.max_points:<3}  {note}")
         if nxt is not None:
@@ -570,8 +553,9 @@ def cmd_check(a):
                 f"{reference_offer(lab)}")
         else:
             say(f"next: {next_step(lab, t, res[t['name']][1])}")
-        say(f"one test: ./workbook check {lab.name} --test {t['name']}{prior_option(a.prior)}"
-            f"   more hints: ./workbook hint {lab.name}")
+        say(f"one test: ./workbook check {lab.name} --test {t['name']}{prior_option(a.prior)}")
+        say(f"its hint: ./workbook hint {lab.name} --test {t['name']}"
+            f"   the lab's hints: ./workbook hint {lab.name}")
     return 1 if failed else 0
 
 
@@ -579,8 +563,25 @@ def hint_state():
     return os.path.join(ROOT, "build-wb-default", "hints.json")
 
 
+def test_hint(lab, name):
+    """The hint of LAB's test NAME, asked for by name once the test failed."""
+    t = lab.test(name)
+    if not t:
+        raise Fail(f"{lab.name} has no test {name}: ./workbook check {lab.name} --list "
+                   f"lists them")
+    if not t.get("hint"):
+        raise Fail(f"{name} has no hint of its own: ./workbook hint {lab.name} gives the "
+                   f"lab's, one level at a time")
+    say(f"hint for {name}: {t['hint']}")
+    return 0
+
+
 def cmd_hint(a):
     lab = find_lab(a.lab)
+    if a.test:
+        if a.n is not None:
+            raise Fail("hint takes a level N or --test SUITE/NAME, not both")
+        return test_hint(lab, a.test)
     state = {}
     try:
         with open(hint_state()) as f:
