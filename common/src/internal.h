@@ -338,6 +338,16 @@ void sim_test_proof(const char *kind);
 extern char sim_failure_what[512];
 
 /* slab.c */
+struct kmem_free_site {
+	uintptr_t caller;       /* the return address into kfree()'s caller */
+	int cpu;
+	char comm[TASK_COMM_LEN];
+	const char *last_file;  /* the freeing task's last scheduling point */
+	int last_line;
+};
+bool kmem_freed_site(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out);
+bool kmem_freed_site_nowait(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out);
+bool module_range_may_hold(const void *addr);
 void slab_reset(void);
 long slab_halt(void);
 

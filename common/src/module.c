@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include "internal.h"
 
 #define MAX_RANGES 8
@@ -495,6 +497,14 @@ int rmmod(const char *name)
 	return 0;
 }
 
+/* Might @addr be a module's (now or once)? Without mod_lock: a crash may hold it. */
+bool module_range_may_hold(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	return a >= atomic_load(&mod_lo) && a < atomic_load(&mod_hi);
+}
+
 const char *module_of_address(const void *addr, bool *unloaded)
 {
 	uintptr_t a = (uintptr_t)addr;
@@ -654,8 +664,36 @@ rcu_callback_t rcu_invoking_callback(void)
 	return invoking;
 }
 
+/*
+ * Debug objects' check, CONFIG_DEBUG_OBJECTS_RCU_HEAD's way: an rcu_head in
+ * freed memory has been invoked already (its callback freed it) or was freed
+ * while queued; either way a list still links it. Said before its poisoned
+ * ->func is called, with who freed it.
+ */
+static void check_head_not_freed(struct rcu_head *head)
+{
+	struct kmem_free_site s;
+	uintptr_t base;
+	char fn[128] = "?", where[PATH_MAX + 16] = "?";
+
+	/* ->func only: taking it off a list may have written ->next already */
+	if (!kmem_is_poisoned(&head->func, sizeof(head->func)))
+		return;
+	if (!kmem_freed_site((uintptr_t)head, &base, &s)) {
+		sim_bug(__FILE__, __LINE__, "rcu_invoke_callback(): the rcu_head at %p lies in "
+			"freed memory (kfree()'s poison): its callback ran already, or its object "
+			"was freed while queued, and a callback list still links it", (void *)head);
+	}
+	kcsan_split_pc(s.caller, fn, sizeof(fn), where, sizeof(where));
+	sim_bug(__FILE__, __LINE__, "rcu_invoke_callback(): the rcu_head at %p lies in freed "
+		"memory, kfree()d by %s() at %s in task %s on CPU %d: its callback ran already, "
+		"or its object was freed while queued, and a callback list still links it",
+		(void *)head, fn, where, s.comm, s.cpu);
+}
+
 void rcu_invoke_callback(struct rcu_head *head)
 {
+	check_head_not_freed(head);
 	rcu_callback_t fn = head->func;
 	bool unloaded = false;
 

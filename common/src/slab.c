@@ -21,11 +21,12 @@ struct kmem_hdr {
 	uint64_t magic;
 	size_t size;
 	struct kmem_hdr *prev, *next; /* live list */
+	struct kmem_free_site freed;  /* once kfree()d: who, for a crash report */
 	_Alignas(16) unsigned char data[];
 };
 
 static pthread_mutex_t slab_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kmem_hdr live = { 0, 0, &live, &live };
+static struct kmem_hdr live = { .prev = &live, .next = &live };
 static long nr_live;
 static struct kmem_hdr *quarantine[QUARANTINE];
 static int q_head, q_len;
@@ -64,6 +65,19 @@ void *kzalloc(size_t size, gfp_t flags)
 	return kmalloc(size, flags | __GFP_ZERO);
 }
 
+/* Who frees: the caller, its task and CPU, and the task's last scheduling point. */
+static void note_free_site(struct kmem_free_site *s, uintptr_t caller)
+{
+	struct task_struct *t = sim_current;
+
+	s->caller = caller;
+	s->cpu = t ? t->cpu : -1;
+	snprintf(s->comm, sizeof(s->comm), "%s", t ? t->comm : "(no task)");
+	/* a module's __FILE__ may be unmapped by the time a crash reads it */
+	s->last_file = t && !module_range_may_hold(t->file) ? t->file : NULL;
+	s->last_line = t ? t->line : 0;
+}
+
 void kfree(const void *p)
 {
 	if (!p)
@@ -75,6 +89,7 @@ void kfree(const void *p)
 	if (h->magic != KMALLOC_MAGIC)
 		sim_bug(__FILE__, __LINE__, "kfree(): %p was not returned by kmalloc()", p);
 	kcsan_forget_range(p, h->size); /* a buffered store must not land on freed memory */
+	note_free_site(&h->freed, (uintptr_t)__builtin_return_address(0));
 	pthread_mutex_lock(&slab_lock);
 	h->prev->next = h->next;
 	h->next->prev = h->prev;
@@ -92,6 +107,44 @@ void kfree(const void *p)
 	q_len++;
 	pthread_mutex_unlock(&slab_lock);
 	free(evict);
+}
+
+/* If @addr lies in an object still in quarantine: where it starts, and who freed it. */
+static bool freed_site_locked(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out)
+{
+	bool found = false;
+
+	for (int i = 0; i < q_len && !found; i++) {
+		struct kmem_hdr *h = quarantine[(q_head + i) % QUARANTINE];
+		uintptr_t d = (uintptr_t)h->data;
+
+		if (addr >= d && addr < d + h->size) {
+			*base = d;
+			*out = h->freed;
+			found = true;
+		}
+	}
+	return found;
+}
+
+bool kmem_freed_site(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out)
+{
+	pthread_mutex_lock(&slab_lock);
+	bool found = freed_site_locked(addr, base, out);
+
+	pthread_mutex_unlock(&slab_lock);
+	return found;
+}
+
+/* For a crash handler: false rather than wait for a lock the crash may hold. */
+bool kmem_freed_site_nowait(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out)
+{
+	if (pthread_mutex_trylock(&slab_lock))
+		return false;
+	bool found = freed_site_locked(addr, base, out);
+
+	pthread_mutex_unlock(&slab_lock);
+	return found;
 }
 
 bool kmem_is_poisoned(const void *p, size_t len)

@@ -285,6 +285,35 @@ static const struct {
 	{ REG_R13, "r13" }, { REG_R14, "r14" }, { REG_R15, "r15" },
 };
 
+/*
+ * KASAN's "Freed by task" line: a register that still points into an object
+ * in the quarantine is most likely the one the poisoned pointer was read
+ * from. Best effort: the compiler may have reused that register already.
+ */
+static void report_freed_object(const ucontext_t *uc)
+{
+	struct kmem_free_site s;
+	uintptr_t base;
+	char fn[128], where[PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(crash_regs) / sizeof(crash_regs[0]); i++) {
+		uintptr_t v = (uintptr_t)uc->uc_mcontext.gregs[crash_regs[i].reg];
+
+		if (!kmem_freed_site_nowait(v, &base, &s))
+			continue;
+		fprintf(stderr, "  freed object %#lx (in %s) was kfree()d ", (unsigned long)base,
+			crash_regs[i].name);
+		if (kcsan_split_pc_nowait(s.caller, fn, sizeof(fn), where, sizeof(where)))
+			fprintf(stderr, "by %s() at %s, ", fn, where);
+		fprintf(stderr, "in task %s on CPU %d", s.comm, s.cpu);
+		if (s.last_file)
+			fprintf(stderr, " (its last scheduling point: %s:%d)", s.last_file,
+				s.last_line);
+		fputc('\n', stderr);
+		return;
+	}
+}
+
 /* A register holding kfree()'s poison bytes (container_of() may take a little off). */
 static const char *poison_register(const ucontext_t *uc, uintptr_t *val)
 {
@@ -436,6 +465,10 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 	if (sig != SIGABRT || !sim_failure_what[0]) {
 		crash_headline(sig, si, uc, sim_failure_what, sizeof(sim_failure_what));
 		fprintf(stderr, "\nBUG: %s\n", sim_failure_what);
+#ifdef HAVE_CRASH_CONTEXT
+		if (strstr(sim_failure_what, "freed memory"))
+			report_freed_object(uc);
+#endif
 		if (sig != SIGABRT)
 			crash_site(uc);
 		sim_report_crash();
