@@ -337,6 +337,8 @@ void sim_test_proof(const char *kind);
 /* What failed (BUG headline, assertion message), for the timeline's red line. */
 extern char sim_failure_what[512];
 
+/* test.c */
+int harness_hung_ms(void);
 /* slab.c */
 struct kmem_free_site {
 	uintptr_t caller;       /* the return address into kfree()'s caller */

@@ -1117,7 +1117,7 @@ struct sim_config sim_default_config(void)
 		.pct_depth = (int)env_long("WORKBOOK_PCT_DEPTH", 3),
 		.pct_steps = env_long("WORKBOOK_PCT_STEPS", 5000),
 		.hung_steps = env_long("WORKBOOK_HUNG_STEPS", 1000000),
-		.hung_ms = (int)env_long("WORKBOOK_HUNG_MS", 0),
+		.hung_ms = (int)env_long("WORKBOOK_HUNG_MS", harness_hung_ms()),
 	};
 	return cfg;
 }

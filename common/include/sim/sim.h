@@ -56,7 +56,7 @@ struct sim_config {
 	int pct_depth;               /**< PCT: the bug depth d aimed at (d-1 priority change points); default 3 (WORKBOOK_PCT_DEPTH) */
 	long pct_steps;              /**< PCT: change points fall among the first this many decisions; default 5000 (WORKBOOK_PCT_STEPS) */
 	long hung_steps;             /**< deterministic mode: a task blocked in a completion, mutex or kthread_stop() this many steps while others run is a BUG "hung task"; default 1000000 (0: off) */
-	int hung_ms;                 /**< parallel mode: the same in real milliseconds; default 0, off (under load a long torture run is no hang; the harness's dump before the time-out covers parallel hangs) */
+	int hung_ms;                 /**< parallel mode: the same in real milliseconds; default in a test a third of its time-out (WORKBOOK_HUNG_MS sets it, 0 is off): a task blocked for good that long is reported with its line, before Criterion's kill would say only "timed out"; a torture that legitimately keeps one task blocked longer needs a longer time-out */
 };
 
 /**
