@@ -353,10 +353,18 @@ static struct task_struct *stopping_for_locked(const struct task_struct *t)
 /* A poller: a task that runs and has called cpu_relax() this often since it last slept. */
 #define POLLER_RELAXES 1000
 
+/* Where @t polls: its cpu_relax() call, unless a module's (its name may be gone). */
+static const char *poll_file(const struct task_struct *t)
+{
+	return t->relax_file && !module_range_may_hold(t->relax_file) ? t->relax_file : NULL;
+}
+
 /*
  * The running task that has polled the longest, if one polls in code under
  * test. A test's own loop that polls (a reader that waits for the writer it
- * races with) is how the test waits, not the cause: it is left out.
+ * races with) is how the test waits, not the cause: it is left out, judged
+ * by where its cpu_relax() is, not by its last access (which may be in the
+ * student's rcu_read_unlock() it calls between two polls).
  */
 static struct task_struct *poller_locked(void)
 {
@@ -366,7 +374,8 @@ static struct task_struct *poller_locked(void)
 	list_for_each_entry(k, &S.tasks, all_node)
 		if (k->state == TS_RUNNING && !k->is_idle &&
 		    k->relax_since_block > POLLER_RELAXES &&
-		    !(k->file && (strstr(k->file, "/tests/") || strstr(k->file, "/testlib"))) &&
+		    !(poll_file(k) && (strstr(poll_file(k), "/tests/") ||
+				       strstr(poll_file(k), "/testlib"))) &&
 		    (!best || k->relax_since_block > best->relax_since_block))
 			best = k;
 	return best;
@@ -387,7 +396,8 @@ static void hung_report_locked(struct task_struct *t, const char *how)
 
 	sim_assert_sched_held();
 	if (p)
-		sim_bug_locked(p->file ? p->file : "?", p->line,
+		sim_bug_locked(poll_file(p) ? poll_file(p) : p->file ? p->file : "?",
+			       poll_file(p) ? p->relax_line : p->line,
 			       "hung task: %s (pid %d) blocked in %s %s while %s (pid %d) polled: "
 			       "%ld cpu_relax() calls on CPU %d without sleeping once. A task that "
 			       "waits by polling keeps its CPU, so what needs that CPU (and what "

@@ -79,6 +79,8 @@ struct task_struct {
 	/* livelock detection */
 	long relax_streak;
 	long relax_since_block;     /* cpu_relax() calls since it last blocked: a poller */
+	const char *relax_file;     /* where it last called cpu_relax(): where it polls */
+	int relax_line;
 	const char *held_at;        /* named point it is held at */
 	/* deterministic mode: CPUs not idle when it last prepared to wait on cpu_qs_wq */
 	uint64_t qs_busy;

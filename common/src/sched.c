@@ -554,6 +554,8 @@ void sched_point(const char *file, int line, bool relax)
 	t->file = file;
 	t->line = line;
 	if (relax) {
+		t->relax_file = file;
+		t->relax_line = line;
 		t->relax_since_block++;
 		if (++t->relax_streak > S.cfg.spin_limit && S.det) {
 			SIM_LOCK();
