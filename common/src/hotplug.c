@@ -87,9 +87,14 @@ static void cpuhp_check_state(enum cpuhp_state state, const char *what)
 			".. CPUHP_BP_PREPARE_DYN_END) are simulated", what, (int)state);
 }
 
+/*
+ * A free dynamic state. "Locked" here means cpu_hotplug_lock, a mutex, not
+ * S.lock: asserting S.lock passed only in deterministic mode, where the
+ * token counts as holding it, and stopped every parallel run here.
+ */
 static int cpuhp_dyn_state_locked(void)
 {
-	sim_assert_sched_held();
+	BUG_ON(!mutex_is_locked(&cpu_hotplug_lock));
 	for (int s = CPUHP_BP_PREPARE_DYN; s < CPUHP_BP_PREPARE_DYN_END; s++)
 		if (!cpuhp_steps[s].used)
 			return s;
