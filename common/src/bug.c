@@ -96,7 +96,9 @@ static void bug_report_locked(const char *file, int line, int student, const cha
 	vsnprintf(headline, sizeof(headline), fmt, ap);
 	snprintf(sim_failure_what, sizeof(sim_failure_what), "%s", headline);
 	fflush(stdout);
-	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n  ", headline, file, line);
+	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n", headline, file, line);
+	sim_report_lab_callers(stderr, file, line);
+	fprintf(stderr, "  ");
 	where(stderr);
 	sim_report_likely_cause();
 	sim_report_tasks(stderr);

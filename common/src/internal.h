@@ -329,6 +329,13 @@ void sim_failure_report(const char *why);
 void sim_write_timeline(const char *why);
 /* A real crash (signal handler): who was running, the tasks, the replay. */
 void sim_report_crash(void);
+/*
+ * "  called from FILE:LINE in fn()" lines on @f for the lab's frames (the
+ * student's, the tests') on the current stack, FILE:LINE itself left out: a
+ * BUG the kernel raises names the lab's call that led to it. Nothing where
+ * the platform gives no backtrace.
+ */
+void sim_report_lab_callers(FILE *f, const char *file, int line);
 /* The test's sim_likely_cause(), if it gave one: "  likely cause: ..." on stderr. */
 void sim_report_likely_cause(void);
 /* Set by the test harness (test.c): how to replay the current run, and a file tag. */

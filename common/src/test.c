@@ -437,16 +437,37 @@ static int careful_backtrace(void **frames, int max)
 }
 
 /*
- * "at FILE:LINE in fn()" of the instruction that faulted, then the frames of
- * the lab's own code (the student's, the tests') that led there: a fault in
- * the kernel's helpers or the C library is a student's or a test's call.
+ * "called from" lines for the lab's own frames (the student's, the tests')
+ * among FRAMES[from..n): a kernel helper or the C library that failed was a
+ * student's or a test's call. A frame at @skip ("file:line", or NULL) is the
+ * site already named.
+ */
+static void lab_callers(FILE *f, void **frames, int from, int n, const char *skip)
+{
+	char fn[128], where[PATH_MAX + 16];
+	int shown = 0;
+
+	for (int i = from; i < n && shown < 3; i++) {
+		if (!kcsan_split_pc_nowait((uintptr_t)frames[i], fn, sizeof(fn), where,
+					   sizeof(where)) || not_lab_code(where))
+			continue;
+		if (skip && !strcmp(where, skip))
+			continue;
+		fprintf(f, "  called from %s in %s()\n", where, fn);
+		shown++;
+	}
+}
+
+/*
+ * "at FILE:LINE in fn()" of the instruction that faulted, then the lab's
+ * frames that led there.
  */
 static void crash_site(const void *uc)
 {
 	char fn[128], where[PATH_MAX + 16];
 	uintptr_t rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 	void *frames[48];
-	int n = careful_backtrace(frames, 48), shown = 0, i = 0;
+	int n = careful_backtrace(frames, 48), i = 0;
 
 	/* the faulting instruction itself: +1, since the lookup takes a return address */
 	if (kcsan_split_pc_nowait(rip + 1, fn, sizeof(fn), where, sizeof(where)) &&
@@ -454,18 +475,29 @@ static void crash_site(const void *uc)
 		fprintf(stderr, "  at %s in %s()\n", where, fn);
 	while (i < n && (uintptr_t)frames[i] != rip)
 		i++;            /* the handler's own frames */
-	for (i++; i < n && shown < 3; i++) {
-		if (!kcsan_split_pc_nowait((uintptr_t)frames[i], fn, sizeof(fn), where,
-					   sizeof(where)) || not_lab_code(where))
-			continue;
-		fprintf(stderr, "  called from %s in %s()\n", where, fn);
-		shown++;
-	}
+	lab_callers(stderr, frames, i + 1, n, NULL);
+}
+
+void sim_report_lab_callers(FILE *f, const char *file, int line)
+{
+	char at[PATH_MAX + 16];
+	void *frames[48];
+	int n = careful_backtrace(frames, 48);
+
+	snprintf(at, sizeof(at), "%s:%d", file, line);
+	lab_callers(f, frames, 0, n, at);
 }
 #else
 static void crash_site(const void *uc)
 {
 	(void)uc;
+}
+
+void sim_report_lab_callers(FILE *f, const char *file, int line)
+{
+	(void)f;
+	(void)file;
+	(void)line;
 }
 #endif
 

@@ -70,7 +70,7 @@ TOP_KEYS = {"format": (int, True), "name": (str, True), "label": (str, True),
             "title": (str, True), "api": (dict, True), "files": ([str], True), "uses": ([str], False),
             "modules": ([dict], False), "tests": ([dict], True), "hints": ([str], True),
             "check_seeds": (int, False), "race_watch": (bool, False), "late_stores": (bool, False), "early_loads": (bool, False),
-            "hidden_tests": (dict, False), "real": (dict, False)}
+            "hidden_tests": (dict, False), "real": (dict, False), "findings": ([dict], False)}
 TEST_KEYS = {"name": (str, True), "points": (int, True), "hint": (str, True),
              "timeout": ((int, float), False), "visibility": (str, False)}
 API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": ([str], False)}
@@ -79,6 +79,10 @@ MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
 REAL_KEYS = {"modules": ([dict], True), "cmdline": (str, False)}
 REAL_MODULE_KEYS = {"name": (str, True), "source": (str, True)}
+# A kernel BUG whose site is not its cause ("a callback list still links
+# it" is found where callbacks are invoked, made where lists are spliced):
+# the TODOs that failure sends the student to, in this lab.
+FINDING_KEYS = {"bug": (str, True), "todos": ([int], True)}
 SEALED = "sealed:"
 
 
@@ -200,6 +204,10 @@ def validate(where, m, folder):
             if mod["source"] not in m["files"]:
                 raise Fail(f"{where}: real: modules[{i}]: '{mod['source']}' is not one of "
                            f"the lab's 'files'")
+    for i, f in enumerate(m.get("findings", [])):
+        check_keys(f"{where}: findings[{i}]", f, FINDING_KEYS)
+        if not f["bug"].strip() or not f["todos"]:
+            raise Fail(f"{where}: findings[{i}]: needs the BUG's words and at least one TODO")
     seen = set()
     for i, t in enumerate(m["tests"]):
         at = f"{where}: tests[{i}]"
@@ -242,6 +250,8 @@ def check_todos(where, m, folder):
         if not cited_todos(unseal(t["hint"])):
             raise Fail(f"{where}: tests '{t['name']}' hint names no TODO: say which TODO "
                        f"the failure is about (e.g. 'TODO 3')")
+    texts += [(f"findings[{i}]", f"TODO {', '.join(map(str, f['todos']))}")
+              for i, f in enumerate(m.get("findings", []))]
     for what, text in texts:
         missing = sorted(cited_todos(text) - have)
         if missing:
@@ -301,6 +311,7 @@ class Lab:
         self.real_cmdline = m.get("real", {}).get("cmdline", "")
         self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
         self.hints = [unseal(h) for h in m["hints"]]
+        self.findings = list(m.get("findings", []))
         self.check_seeds = m.get("check_seeds", SEEDS)
         self.target = f"{self.label}_tests"
         # A handout's lab.json counts its hidden tests instead of listing them.

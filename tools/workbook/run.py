@@ -755,6 +755,11 @@ def stuck_first(stuck):
     return sorted(stuck, key=rank)
 
 
+# The words before a lab site where the kernel's check found a BUG (student.py
+# blames no TODO for it).
+FOUND_IN_KERNEL = "found by the kernel in a call from"
+
+
 def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     """The student-visible lines of a failure: the assertion messages MSGS
     (Criterion's), or instead of "The test crashed."/"timed out." the BUG
@@ -770,9 +775,14 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
     if c.get("bug") and (crashed or not out):
         # a file:line inside the simulated kernel tells a student nothing: the
         # lab's own frame that called it does
+        # A BUG the kernel's own check raised says where it was found, not
+        # where the mistake is (a list corrupted in one TODO, walked in
+        # another's): "found ... called from", which next: does not blame.
         sites = [a for a in [c.get("at")] + c.get("callers", [])
                  if a and not a.startswith("common/src/")]
         where = f" at {sites[0]}" if sites else ""
+        if sites and sites[0] != c.get("at") and not c["bug"].startswith("BUG: crashed"):
+            where = f" - {FOUND_IN_KERNEL} {sites[0]}"
         who = f" (task {c['task']})" if c.get("task") else ""
         out.append(f"{c['bug']}{where}{who}")
         if c.get("accesses"):

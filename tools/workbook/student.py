@@ -12,7 +12,7 @@ from .build import build, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say, warn
 from . import objcheck, real
 from .manifest import SEEDS, TODO_OPENS, cited_todos, find_lab, select_labs
-from .run import exe_path, is_stress_name, list_tests, read_log, run_tests, score_lab
+from .run import FOUND_IN_KERNEL, exe_path, is_stress_name, list_tests, read_log, run_tests, score_lab
 
 
 def released_solutions(labs):
@@ -219,7 +219,9 @@ def student_files(lab):
 
 def todo_region(path, line):
     """The TODO the line LINE of PATH lies in (the nearest comment above it
-    that opens a TODO) and the function it lies in: (n, name) or (None, None)."""
+    that opens a TODO, inside the same function or above it at the top
+    level) and the function it lies in: (n, name), with n None for given
+    code."""
     try:
         with open(path, errors="replace") as f:
             text = f.read().splitlines()
@@ -229,6 +231,8 @@ def todo_region(path, line):
     for k in range(min(line, len(text)) - 1, -1, -1):
         m = TODO_OPENS.search(text[k])
         if m and n is None:
+            if fn is not None and text[k].startswith("\t"):
+                break   # a TODO in an earlier function's body: given code, no TODO's
             n = int(m.group(1))
         d = re.match(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;]*$", text[k])
         if d and fn is None and d.group(1) not in ("if", "while", "for", "switch"):
@@ -236,6 +240,12 @@ def todo_region(path, line):
         if n is not None and fn is not None:
             break
     return n, fn
+
+
+def without_found_site(msg):
+    """MSG without the lab frame a kernel check was reached from (run.py's
+    FOUND_IN_KERNEL): where a BUG was found, which is not why."""
+    return re.sub(rf" - {FOUND_IN_KERNEL} \S+( in \S+\(\))?", "", msg)
 
 
 def blamed_todo(lab, msgs):
@@ -250,13 +260,14 @@ def blamed_todo(lab, msgs):
     for m in msgs:
         if re.search(r"\(marked\) of \d+ bytes by ", m):
             continue
+        m = without_found_site(m)
         for path, line in re.findall(r"(labs/[\w.-]+/[\w.-]+):(\d+)", m):
             if path in files and "/tests/" not in path:
                 n, fn = todo_region(files[path], int(line))
                 if n is not None:
                     return n, f"{path}:{line}" + (f", in {fn}()" if fn else "")
     if msgs and msgs[0].startswith("BUG: "):
-        return named_function_todo(files, msgs[0])
+        return named_function_todo(files, without_found_site(msgs[0]))
     return None, None
 
 
@@ -322,6 +333,11 @@ def next_step(lab, t, msgs):
     if cited_todos(likely):
         todos = ", ".join(map(str, sorted(cited_todos(likely))))
         return f"{t['name']} - the test names the likely cause, in TODO {todos}: start there"
+    found = next((f for f in lab.findings if any(f["bug"] in m for m in msgs)), None)
+    if found:
+        todos = ", ".join(map(str, found["todos"]))
+        return f"{t['name']} - \"{found['bug']}\" is found far from where it is made; " \
+            f"in this lab it is made in TODO {todos}: start there"
     n, where = blamed_todo(lab, msgs)
     if n is not None:
         return f"{t['name']} - it failed at {where}, inside your TODO {n}: start there"
