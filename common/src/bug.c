@@ -87,8 +87,13 @@ static const char *bug_mismatch_locked(const char *headline, int student)
 	return NULL;
 }
 
-static void bug_report_locked(const char *file, int line, int student, const char *fmt,
-			      va_list ap)
+/*
+ * @own_stack: the BUG is about what the current task itself was doing (a
+ * kernel check it called), so the lab's frames on its stack say how it got
+ * there; a watchdog's report about another task has none to show.
+ */
+static void bug_report_locked(const char *file, int line, int student, bool own_stack,
+			      const char *fmt, va_list ap)
 {
 	char headline[512];
 
@@ -97,7 +102,8 @@ static void bug_report_locked(const char *file, int line, int student, const cha
 	snprintf(sim_failure_what, sizeof(sim_failure_what), "%s", headline);
 	fflush(stdout);
 	fprintf(stderr, "\nBUG: %s\n  at %s:%d\n", headline, file, line);
-	sim_report_lab_callers(stderr, file, line);
+	if (own_stack)
+		sim_report_lab_callers(stderr, file, line);
 	fprintf(stderr, "  ");
 	where(stderr);
 	sim_report_likely_cause();
@@ -132,7 +138,7 @@ void sim_bug_locked(const char *file, int line, const char *fmt, ...)
 
 	sim_assert_sched_held();
 	va_start(ap, fmt);
-	bug_report_locked(file, line, 0, fmt, ap);
+	bug_report_locked(file, line, 0, false, fmt, ap);
 	va_end(ap);
 	abort();
 }
@@ -145,7 +151,7 @@ void sim_bug(const char *file, int line, const char *fmt, ...)
 
 	SIM_LOCK();
 	va_start(ap, fmt);
-	bug_report_locked(file, line, student, fmt, ap);
+	bug_report_locked(file, line, student, true, fmt, ap);
 	va_end(ap);
 	abort();
 }

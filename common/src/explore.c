@@ -382,6 +382,57 @@ static struct task_struct *poller_locked(void)
 }
 
 /*
+ * Last seen in the code under test: not a test's own loop (which may hold
+ * its CPU on purpose), nor the kernel's, which cannot tell whose loop
+ * called it (in parallel mode a reader's last point is often
+ * rcu_read_lock()'s own: no report is better than a wrong one).
+ */
+static bool in_code_under_test(const struct task_struct *t)
+{
+	return t->file && !module_range_may_hold(t->file) && !strstr(t->file, "/tests/") &&
+	       !strstr(t->file, "/testlib") && !strstr(t->file, "/common/src/");
+}
+
+/* @t has neither slept nor yielded for at least half the hung-task time. */
+static bool holds_long(const struct task_struct *t, long now_ms)
+{
+	return S.det ? S.steps - t->blocked_step > S.cfg.hung_steps / 2
+		     : now_ms - t->blocked_ms > S.cfg.hung_ms / 2;
+}
+
+/*
+ * A CPU hog behind a hang: a task of the code under test has held its CPU
+ * without sleeping or yielding for at least half the hung-task time, while
+ * that CPU is needed: a task waits in its run queue, or a grace period
+ * waits for its quiescent state (any context switch there would have been
+ * one). The hog, or NULL; *victim is who waits for its CPU.
+ */
+static struct task_struct *hog_locked(long now_ms, struct task_struct **victim)
+{
+	struct task_struct *w;
+
+	sim_assert_sched_held();
+	for (int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct sim_cpu *c = cpu_of(cpu);
+		struct task_struct *h = c->curr;
+
+		if (!h || h->is_idle || h->held_at || h->state != TS_RUNNING ||
+		    !in_code_under_test(h) || !holds_long(h, now_ms))
+			continue;
+		if (!list_empty(&c->runq)) {
+			*victim = list_first_entry(&c->runq, struct task_struct, runq_node);
+			return h;
+		}
+		list_for_each_entry(w, &cpu_qs_wq.waiters, wait_node)
+			if (atomic_load(&c->qs) == w->qs_seen[cpu]) {
+				*victim = w;
+				return h;
+			}
+	}
+	return NULL;
+}
+
+/*
  * A task blocked for good. When a task polls meanwhile (a wait written as a
  * cpu_relax() loop), the poller is the likeliest cause, the kthread that
  * kthread_stop() waits for included: it holds its CPU, so whatever it waits
@@ -390,9 +441,10 @@ static struct task_struct *poller_locked(void)
  * fault is the kthread that does not return: the report stands at that
  * kthread's last scheduling point, not at the kthread_stop() call.
  */
-static void hung_report_locked(struct task_struct *t, const char *how)
+static void hung_report_locked(struct task_struct *t, const char *how, long now_ms)
 {
-	struct task_struct *k = stopping_for_locked(t), *p = poller_locked();
+	struct task_struct *k = stopping_for_locked(t), *p = poller_locked(), *w = NULL;
+	struct task_struct *h = p ? NULL : hog_locked(now_ms, &w);
 
 	sim_assert_sched_held();
 	if (p)
@@ -406,6 +458,18 @@ static void hung_report_locked(struct task_struct *t, const char *how)
 			       t->comm, t->pid, t->blocked_on ? t->blocked_on : "?", how,
 			       p->comm, p->pid, p->relax_since_block, p->cpu);
 
+	if (h)
+		sim_bug_locked(h->file, h->line,
+			       "hung task: %s (pid %d) blocked in %s %s, behind CPU %d: %s (pid %d) "
+			       "has held it without sleeping or cond_resched() for %ld %s, while "
+			       "%s (pid %d) %s. In a non-preemptible kernel a task gives up its "
+			       "CPU only by sleeping or yielding: a loop without either starves "
+			       "that CPU's other tasks and holds up every grace period",
+			       t->comm, t->pid, t->blocked_on ? t->blocked_on : "?", how, h->cpu,
+			       h->comm, h->pid, S.det ? S.steps - h->blocked_step :
+			       now_ms - h->blocked_ms, S.det ? "scheduling steps" : "ms", w->comm,
+			       w->pid, w->on_runq ? "waits in its run queue" :
+			       "waits for a grace period that needs that CPU's quiescent state");
 	if (k)
 		sim_bug_locked(k->file ? k->file : "?", k->line,
 			       "hung task: %s (pid %d) waited in kthread_stop(%s) %s: %s has not "
@@ -444,7 +508,7 @@ void explore_hung_check_locked(void)
 
 			snprintf(how, sizeof(how), "for %ld scheduling steps",
 				 S.steps - t->blocked_step);
-			hung_report_locked(t, how);
+			hung_report_locked(t, how, 0);
 		}
 }
 
@@ -472,7 +536,7 @@ void explore_watchdog_tick_locked(int ms)
 				char how[64];
 
 				snprintf(how, sizeof(how), "for %ld ms", now - t->blocked_ms);
-				hung_report_locked(t, how);
+				hung_report_locked(t, how, now);
 			}
 	unsigned long exp;
 

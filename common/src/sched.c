@@ -497,6 +497,7 @@ struct task_struct *task_create_locked(const char *name, int home, bool idle,
 	t->is_idle = idle;
 	t->fn = fn;
 	t->data = data;
+	explore_note_block_locked(t);   /* the hung-task clock starts at its birth */
 	INIT_LIST_HEAD(&t->runq_node);
 	INIT_LIST_HEAD(&t->wait_node);
 	list_add_tail(&t->all_node, &S.tasks);

@@ -21,6 +21,7 @@
 #define SVG_ROWS 3       /* label rows per lane before a label is shortened */
 #define SVG_SRCU_OPEN 16 /* SRCU readers and grace periods open at once, at most */
 #define SVG_SRCU_READER_ROWS 3
+#define SVG_FAIL_LINES 6 /* lines of the header's failure text, at most */
 #define SVG_SRCU_ROWS 5  /* rows 0-2: readers; 3-4: synchronize_srcu() */
 
 /* An SRCU reader or synchronize_srcu() call still open, per task. */
@@ -51,6 +52,9 @@ struct svg {
 	unsigned long gp_from;
 	long gp_open;
 	int lanes;                  /* every lane, the SRCU lane included */
+	int top;                    /* y of lane 0, below the failure's lines */
+	char failure[SVG_FAIL_LINES][160]; /* "failed: ...", in lines that fit */
+	int failure_lines;
 	int srcu_lane;              /* -1: no SRCU event in the trace */
 	struct svg_srcu srcu[SVG_SRCU_OPEN];
 	int nr_srcu;
@@ -61,9 +65,9 @@ static double svg_x(const struct svg *s, unsigned long seq)
 	return SVG_LEFT + ((double)(seq - s->t0)) * s->scale;
 }
 
-static int svg_y(int lane)
+static int svg_y(const struct svg *s, int lane)
 {
-	return 84 + lane * SVG_LANE;
+	return s->top + lane * SVG_LANE;
 }
 
 static void svg_text(FILE *f, const char *s)
@@ -113,31 +117,6 @@ static void svg_fit_text(FILE *f, double x, int y, double width, const char *att
 		fputs("</title>", f);
 	}
 	fputs("</text>\n", f);
-}
-
-/*
- * TEXT in at most two lines of WIDTH pixels, 12px apart, the second
- * shortened if need be; hovering either line shows the whole TEXT.
- */
-static void svg_wrap_text(FILE *f, double x, int y, double width, const char *attrs,
-			  const char *text)
-{
-	size_t fits = svg_fits(width, attrs), cut = strlen(text);
-	char first[512];
-
-	if (cut > fits) {
-		cut = fits;
-		while (cut > fits / 2 && text[cut] != ' ')
-			cut--;
-	}
-	snprintf(first, sizeof(first), "%.*s", (int)cut, text);
-	fputs("<g><title>", f);
-	svg_text(f, text);
-	fputs("</title>\n", f);
-	svg_fit_text(f, x, y, width, attrs, first);
-	if (text[cut])
-		svg_fit_text(f, x, y + 12, width, attrs, text + cut + (text[cut] == ' '));
-	fputs("</g>\n", f);
 }
 
 /* The workbook's top folders: a path is shown from the last one in it. */
@@ -201,6 +180,45 @@ static void svg_failure_text(char *out, size_t n, const char *msg, bool first_li
 }
 
 /*
+ * The failure, "failed: ...", in lines of at most WIDTH pixels of bold
+ * text, broken at spaces: the whole of it, as check prints it, and the
+ * lanes moved down to make room. Only what SVG_FAIL_LINES cannot hold is
+ * cut (with an ellipsis; hovering shows the whole text).
+ */
+static void svg_failure_lines(struct svg *s, double width)
+{
+	char what[600];
+	size_t fits = svg_fits(width, "bold"), len;
+	const char *p = what;
+
+	if (fits >= sizeof(s->failure[0]))
+		fits = sizeof(s->failure[0]) - 1;
+	strcpy(what, "failed: ");
+	svg_failure_text(what + 8, sizeof(what) - 8, sim_failure_what, false);
+	while (*p && s->failure_lines < SVG_FAIL_LINES) {
+		char *line = s->failure[s->failure_lines++];
+
+		len = strlen(p);
+		if (len > fits) {
+			len = fits;
+			while (len > fits / 2 && p[len] != ' ')
+				len--;
+		}
+		if (s->failure_lines == SVG_FAIL_LINES && p[len]) {
+			snprintf(line, sizeof(s->failure[0]), "%.*s\u2026",
+				 (int)(len < fits - 1 ? len : fits - 1), p);
+			break;
+		}
+		snprintf(line, sizeof(s->failure[0]), "%.*s", (int)len, p);
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	if (s->failure_lines > 2)
+		s->top += 12 * (s->failure_lines - 2);
+}
+
+/*
  * A barrier's marker (rcu_barrier_callback(), srcu_barrier_cb(), a
  * torture's barrier check) is drawn apart from the callbacks it waits
  * behind: every lab names its marker's function after the barrier.
@@ -227,7 +245,7 @@ static void svg_header(const struct svg *s, const char *title)
 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"font-family=\"sans-serif\" font-size=\"11\">\n", SVG_WIDTH,
-		svg_y(lanes) + 20);
+		svg_y(s, lanes) + 20);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
 	svg_text(f, title ? title : "simulated kernel trace");
 	fprintf(f, "</text>\n<text x=\"10\" y=\"36\" fill=\"#555\">logical time &#8594; "
@@ -235,28 +253,31 @@ static void svg_header(const struct svg *s, const char *title)
 		"blue: grace period; &#9650; callback queued; &#9679; callback invoked "
 		"(teal: a barrier's marker); "
 		"red line: the failure</text>\n", s->t0, s->t1 - 1);
-	if (sim_failure_what[0]) {
-		char what[600];
-
-		strcpy(what, "failed: ");
-		svg_failure_text(what + 8, sizeof(what) - 8, sim_failure_what, false);
-		svg_wrap_text(f, 10, 50, (SVG_RIGHT - 10) * 0.85, "fill=\"#c00\" font-weight=\"bold\"",
-			      what);
+	if (s->failure_lines) {
+		fputs("<g fill=\"#c00\" font-weight=\"bold\"><title>", f);
+		svg_text(f, sim_failure_what);
+		fputs("</title>\n", f);
+		for (int i = 0; i < s->failure_lines; i++) {
+			fprintf(f, "<text x=\"10\" y=\"%d\">", 50 + 12 * i);
+			svg_text(f, s->failure[i]);
+			fputs("</text>\n", f);
+		}
+		fputs("</g>\n", f);
 	}
 	for (int l = 0; l < lanes; l++) {
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
-			SVG_LEFT, svg_y(l) + SVG_LANE - 4, SVG_WIDTH - 10, svg_y(l) + SVG_LANE - 4);
+			SVG_LEFT, svg_y(s, l) + SVG_LANE - 4, SVG_WIDTH - 10, svg_y(s, l) + SVG_LANE - 4);
 		if (l < s->cpus)
-			fprintf(f, "<text x=\"10\" y=\"%d\">CPU %d</text>\n", svg_y(l) + 24, l);
+			fprintf(f, "<text x=\"10\" y=\"%d\">CPU %d</text>\n", svg_y(s, l) + 24, l);
 		else if (l == s->srcu_lane)
 			fprintf(f, "<text x=\"10\" y=\"%d\">SRCU</text>\n<text x=\"10\" y=\"%d\" "
 				"font-size=\"9\" fill=\"#2a2\">green: readers</text>\n<text x=\"10\" "
 				"y=\"%d\" font-size=\"9\" fill=\"#8a4fd8\">purple: calls of</text>\n"
 				"<text x=\"10\" y=\"%d\" font-size=\"9\" fill=\"#8a4fd8\">"
-				"synchronize_srcu()</text>\n", svg_y(l) + 14, svg_y(l) + 26, svg_y(l) + 37,
-				svg_y(l) + 47);
+				"synchronize_srcu()</text>\n", svg_y(s, l) + 14, svg_y(s, l) + 26, svg_y(s, l) + 37,
+				svg_y(s, l) + 47);
 		else
-			fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n", svg_y(l) + 24,
+			fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n", svg_y(s, l) + 24,
 				l == s->cpus ? "off-CPU" : "grace periods");
 	}
 }
@@ -268,10 +289,10 @@ static void svg_task_box(struct svg *s, int l, double x_end)
 	double x0 = svg_x(s, s->task_from[l]), w = x_end - x0;
 
 	fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"18\" "
-		"fill=\"#e8eef8\" stroke=\"#6a8cc7\"><title>", x0, svg_y(l) + 6, w > 1 ? w : 1);
+		"fill=\"#e8eef8\" stroke=\"#6a8cc7\"><title>", x0, svg_y(s, l) + 6, w > 1 ? w : 1);
 	svg_text(f, s->task_name[l]);
 	fprintf(f, "</title></rect>\n");
-	svg_fit_text(f, x0 + 3, svg_y(l) + 19, w - 6, NULL, s->task_name[l]);
+	svg_fit_text(f, x0 + 3, svg_y(s, l) + 19, w - 6, NULL, s->task_name[l]);
 	s->task_name[l][0] = 0;
 }
 
@@ -289,7 +310,7 @@ static void svg_close_boxes(struct svg *s, const struct trace_ev *e, int lane)
 
 static void svg_gp_end(struct svg *s, const struct trace_ev *e, double x)
 {
-	int y = svg_y(s->cpus + 1);
+	int y = svg_y(s, s->cpus + 1);
 
 	fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" "
 		"fill=\"#5b8def\" opacity=\"0.8\"><title>grace period %ld</title></rect>\n",
@@ -324,12 +345,12 @@ static void svg_failure_mark(struct svg *s, const struct trace_ev *e, double x)
 	/* the message itself: the event keeps only its first 31 characters */
 	const char *msg = sim_failure_what[0] ? sim_failure_what : e->name;
 	double right = SVG_RIGHT - (x + 2), left = x - 4 - SVG_LEFT, want, room;
-	int y = svg_y(0) - 9;
+	int y = svg_y(s, 0) - 9;
 	char text[600];
 
 	svg_failure_text(text, sizeof(text), msg, false);
 	fprintf(s->f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
-		"stroke-width=\"2\"><title>", x, svg_y(0), x, svg_y(s->lanes) - 4);
+		"stroke-width=\"2\"><title>", x, svg_y(s, 0), x, svg_y(s, s->lanes) - 4);
 	svg_text(s->f, text);
 	fputs("</title></line>\n", s->f);
 
@@ -351,7 +372,7 @@ static void svg_failure_mark(struct svg *s, const struct trace_ev *e, double x)
 static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double x)
 {
 	FILE *f = s->f;
-	int y = svg_y(lane);
+	int y = svg_y(s, lane);
 	const char *col = e->type == TR_WARN ? "#e80" : e->type == TR_HOLD ? "#888" : "#333";
 	char label[80];
 	int row;
@@ -376,7 +397,7 @@ static void svg_marker(struct svg *s, const struct trace_ev *e, int lane, double
 static void svg_span_or_mark(struct svg *s, const struct trace_ev *e, int lane, double x)
 {
 	FILE *f = s->f;
-	int y = svg_y(lane);
+	int y = svg_y(s, lane);
 
 	switch (e->type) {
 	case TR_IRQ_EXIT:
@@ -452,7 +473,7 @@ static void svg_srcu_open(struct svg *s, const struct trace_ev *e)
 /* One SRCU span from its start to X: still open at the trace's end if OPEN. */
 static void svg_srcu_span(struct svg *s, const struct svg_srcu *o, double x, bool open)
 {
-	int y = svg_y(s->srcu_lane) + 4 + o->row * 10;
+	int y = svg_y(s, s->srcu_lane) + 4 + o->row * 10;
 	double x0 = svg_x(s, o->from), w = x - x0 + 1;
 	char label[80];
 
@@ -547,7 +568,7 @@ static void svg_open_spans(struct svg *s)
 	double end = svg_x(s, s->t1);
 
 	for (int l = 0; l < s->nr_rings; l++) {
-		int y = svg_y(l);
+		int y = svg_y(s, l);
 
 		if (s->irq_open[l])
 			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"8\" "
@@ -575,7 +596,7 @@ static void svg_footer(const struct svg *s)
 	if (s->gp_open >= 0)
 		fprintf(s->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"#5b8def\" "
 			"opacity=\"0.4\"><title>grace period %ld (not ended)</title></rect>\n",
-			svg_x(s, s->gp_from), svg_y(s->cpus + 1) + 8,
+			svg_x(s, s->gp_from), svg_y(s, s->cpus + 1) + 8,
 			svg_x(s, s->t1) - svg_x(s, s->gp_from), s->gp_open);
 	fprintf(s->f, "</svg>\n");
 }
@@ -604,6 +625,9 @@ int trace_write_svg(const char *path, const char *title)
 	s.lanes = s.cpus + 2 + (s.srcu_lane >= 0);
 
 	s.scale = (double)(SVG_WIDTH - SVG_LEFT - 20) / (double)(s.t1 - s.t0);
+	s.top = 84;
+	if (sim_failure_what[0])
+		svg_failure_lines(&s, (SVG_RIGHT - 10) * 0.85);
 	s.labels = open_memstream(&s.labels_buf, &s.labels_len);
 	svg_header(&s, title);
 	if (s.task_from && s.irq_from && s.rd_from && s.task_name && s.rd_open && s.irq_open &&
