@@ -350,9 +350,6 @@ static struct task_struct *stopping_for_locked(const struct task_struct *t)
 	return NULL;
 }
 
-/* A poller: a task that runs and has called cpu_relax() this often since it last slept. */
-#define POLLER_RELAXES 1000
-
 /* Where @t polls: its cpu_relax() call, unless a module's (its name may be gone). */
 static const char *poll_file(const struct task_struct *t)
 {

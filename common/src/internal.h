@@ -329,6 +329,8 @@ void sim_failure_report(const char *why);
 void sim_write_timeline(const char *why);
 /* A real crash (signal handler): who was running, the tasks, the replay. */
 void sim_report_crash(void);
+/* A poller: a task that runs and has called cpu_relax() this often since it last slept. */
+#define POLLER_RELAXES 1000
 /*
  * "  called from FILE:LINE in fn()" lines on @f for the lab's frames (the
  * student's, the tests') on the current stack, FILE:LINE itself left out: a

@@ -894,6 +894,27 @@ bool sim_task_sleeps_on_timer(const struct task_struct *t, const char **file, in
 	return timer;
 }
 
+long sim_task_polls(const struct task_struct *t, const char **file, int *line)
+{
+	long n = 0;
+
+	if (!t)
+		return 0;
+	SIM_LOCK();
+	/* a few: the scheduler calls the system idle once every runnable task
+	 * has spun some 16 times with nothing changing (stalled_locked()) */
+	if (t->state == TS_RUNNING && t->relax_since_block > 16) {
+		n = t->relax_since_block;
+		if (file)
+			*file = t->relax_file && !module_range_may_hold(t->relax_file) ?
+				t->relax_file : NULL;
+		if (line)
+			*line = t->relax_line;
+	}
+	SIM_UNLOCK();
+	return n;
+}
+
 bool sim_cpu_in_atomic(int cpu)
 {
 	bool atomic;

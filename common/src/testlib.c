@@ -118,8 +118,22 @@ const char *barrier_caller_polls(const struct barrier_caller *bc)
 	const char *file = NULL;
 	int line = 0;
 
-	if (READ_ONCE(bc->returned) || !bc->task ||
-	    !sim_task_sleeps_on_timer(bc->task, &file, &line))
+	long spins;
+
+	if (READ_ONCE(bc->returned) || !bc->task)
+		return NULL;
+	spins = sim_task_polls(bc->task, &file, &line);
+	if (spins) {
+		snprintf(why, sizeof(why),
+			 "the barrier called on CPU %d spins at %s:%d (%ld cpu_relax() calls "
+			 "without sleeping once): a barrier that polls keeps its CPU, and in a "
+			 "non-preemptible kernel the marker callback that must run on that CPU "
+			 "never does. Sleep until the last marker's callback wakes the barrier: "
+			 "wait_for_completion() on the completion it signals", bc->cpu,
+			 file ? file : "?", line, spins);
+		return why;
+	}
+	if (!sim_task_sleeps_on_timer(bc->task, &file, &line))
 		return NULL;
 	snprintf(why, sizeof(why),
 		 "it is asleep in msleep() (schedule_timeout()) at %s:%d: a barrier that "

@@ -41,6 +41,22 @@ def configure(bdir, impl="labs", prior="own", werror=False, checker="", only=Non
     return True, r.stdout
 
 
+def macro_header(name):
+    """The kernel header (common/include) that defines NAME as a macro:
+    called without that header included, NAME compiles as an implicit
+    declaration and links against no such function (msleep(), whose macro
+    passes the caller's line). None when no header does."""
+    inc = os.path.join(ROOT, "common", "include")
+    define = re.compile(rf"^#\s*define\s+{re.escape(name)}\(", re.M)
+    for dp, _, fs in sorted(os.walk(inc)):
+        for f in sorted(fs):
+            if f.endswith(".h"):
+                with open(os.path.join(dp, f), errors="replace") as fh:
+                    if define.search(fh.read()):
+                        return os.path.relpath(os.path.join(dp, f), inc)
+    return None
+
+
 def first_error(text, stage=None):
     """The compiler's (or linker's) first error, paths made relative."""
     lines = text.splitlines()
@@ -54,8 +70,11 @@ def first_error(text, stage=None):
                 break
         if pick:
             break
-    if pick and "undefined reference to" in pick:
-        pick += " (no such function here: a misspelled name, or one your lab does not have)"
+    m = re.search(r"undefined reference to `(\w+)'", pick or "")
+    if m:
+        header = macro_header(m.group(1))
+        pick += f" ({m.group(1)}() is a macro of <{header}>: include it)" if header else \
+            " (no such function here: a misspelled name, or one your lab does not have)"
     pick = pick or (lines[-1] if lines else "build failed")
     if stage:
         pick = pick.replace(stage.rstrip("/") + "/", "labs/")

@@ -14,7 +14,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from .common import ROOT
+from .common import Fail, ROOT
 
 
 OUTPUT_CAP = 64 << 20        # bytes a graded run may write (RLIMIT_FSIZE)
@@ -488,7 +488,8 @@ def run_tests(exe, names, workdir, timeouts=None, jobs=2, echo=False, extra_env=
             again = f"./workbook check {label} --test {n}" if re.fullmatch(r"lab\d+", label) \
                 else None
             results[n] = (False, with_cause(msgs, read_log(logdir, n),
-                                            float(timeouts.get(n, 60)), again))
+                                            float(timeouts.get(n, 60)), again,
+                                            own_prefix(workdir)))
     return results, logs
 
 
@@ -629,8 +630,9 @@ def _run_graded_chunk(exe, names, workdir, stem, timeouts, jobs, budget, sandbox
     # submission could write there; no verdict ever comes from it).
     for n, (ok, msgs) in results.items():
         if not ok:
-            results[n] = _no_silent_failure((False, with_cause(msgs, read_log(logdir, n),
-                                                               float(timeouts.get(n, 60)))))
+            results[n] = _no_silent_failure((False, with_cause(
+                msgs, read_log(logdir, n), float(timeouts.get(n, 60)), None,
+                own_prefix(workdir))))
     return results
 
 
@@ -760,7 +762,20 @@ def stuck_first(stuck):
 FOUND_IN_KERNEL = "found by the kernel in a call from"
 
 
-def cause_lines(c, msgs, timeout=None, replay_cmd=None):
+def own_prefix(workdir):
+    """'labs/NN-name/' of the lab whose runs WORKDIR holds (.../runs/labN),
+    or None."""
+    from .manifest import find_lab
+    label = os.path.basename(os.path.normpath(workdir))
+    if not re.fullmatch(r"lab\d+", label):
+        return None
+    try:
+        return f"labs/{find_lab(label).name}/"
+    except Fail:
+        return None
+
+
+def cause_lines(c, msgs, timeout=None, replay_cmd=None, own=None):
     """The student-visible lines of a failure: the assertion messages MSGS
     (Criterion's), or instead of "The test crashed."/"timed out." the BUG
     with where and who; then the stuck tasks, the replay and timeline lines."""
@@ -782,7 +797,10 @@ def cause_lines(c, msgs, timeout=None, replay_cmd=None):
                  if a and not a.startswith("common/src/")]
         where = f" at {sites[0]}" if sites else ""
         if sites and sites[0] != c.get("at") and not c["bug"].startswith("BUG: crashed"):
-            where = f" - {FOUND_IN_KERNEL} {sites[0]}"
+            # shown under this lab's own code only: lab 3's BUG found in lab
+            # 2's kthread says nothing about lab 3
+            where = f" - {FOUND_IN_KERNEL} {sites[0]}" if not own or \
+                sites[0].startswith(own) else ""
         who = f" (task {c['task']})" if c.get("task") else ""
         out.append(f"{c['bug']}{where}{who}")
         if c.get("accesses"):
@@ -826,8 +844,8 @@ def timeline_shown(path):
     return f"traces/{os.path.basename(p)}, drawn by the replay (the grader keeps none)"
 
 
-def with_cause(msgs, log, timeout=None, replay_cmd=None):
-    return cause_lines(failure_cause(log, timeout), msgs, timeout, replay_cmd)
+def with_cause(msgs, log, timeout=None, replay_cmd=None, own=None):
+    return cause_lines(failure_cause(log, timeout), msgs, timeout, replay_cmd, own)
 
 
 def exe_path(bdir, lab):

@@ -222,6 +222,15 @@ struct task_struct;
  * or schedule_timeout(). A snapshot: @p t may wake as soon as it returns.
  */
 bool sim_task_sleeps_on_timer(const struct task_struct *t, const char **file, int *line);
+/**
+ * sim_task_polls() - the cpu_relax() calls @p t has made since it last
+ * slept, while it runs and has made more than a few (a wait written as a
+ * polling loop), else 0. Where @p file and @p line are not NULL they get
+ * its last cpu_relax() call (NULL for a module's code). A polling task keeps
+ * its CPU: in this non-preemptible kernel nothing else runs there, a
+ * callback it waits for included. A snapshot, as above.
+ */
+long sim_task_polls(const struct task_struct *t, const char **file, int *line);
 /** The named point (see sim_point()) where sim_hold_access() stops a task. */
 #define SIM_ACCESS_POINT "student-access"
 /**

@@ -147,10 +147,12 @@ void barrier_caller_start(struct barrier_caller *bc, int cpu);
 void barrier_caller_stop(struct barrier_caller *bc);
 /**
  * barrier_caller_polls() - when @p bc's barrier has not returned because
- * it is asleep in msleep() (it polls a count, sleeping between looks): a
- * sentence that says so and names the line that called msleep(), for the
- * test's failure message; else NULL. The sentence lives in a buffer of the
- * calling thread, overwritten by its next call.
+ * it polls: spins with cpu_relax() (it keeps its CPU, whose marker callback
+ * then never runs) or is asleep in msleep() (it polls a count, sleeping
+ * between looks, and no jiffy passes while the test waits): a sentence that
+ * says so and names the polling line, for the test's failure message; else
+ * NULL. The sentence lives in a buffer of the calling thread, overwritten
+ * by its next call.
  */
 const char *barrier_caller_polls(const struct barrier_caller *bc);
 
