@@ -174,6 +174,11 @@ BAD_MANIFESTS = [
      lambda m: m["hints"].append("See TODO 99."), "cites TODO 99, which the starter does not hold"),
     ("a bad visibility", lambda m: m["tests"][0].__setitem__("visibility", "secret"),
      "'visibility' must be one of"),
+    ("a finding citing a TODO that is not there",
+     lambda m: m.__setitem__("findings", [{"bug": "a list still links it", "todos": [99]}]),
+     "findings[0] cites TODO 99, which the starter does not hold"),
+    ("a finding without its words",
+     lambda m: m.__setitem__("findings", [{"todos": [1]}]), "findings[0]: missing key 'bug'"),
 ]
 
 
