@@ -6,7 +6,8 @@
 Marker rules (one marker per line, alone on it):
   /* BEGIN SOLUTION */ ... /* END SOLUTION */   the lines between, and the
                                                  markers, are removed;
-  /* STARTER: code */                            becomes `code` (same indent).
+  /* STARTER: code */                            becomes `code` (same indent),
+                                                 one statement a line.
 Put a `/* TODO n: what to do */` comment before each region. Unbalanced or
 nested markers are an error. `./workbook gen-starters` applies this to every
 file a lab's manifest lists.
@@ -21,6 +22,31 @@ STARTER = re.compile(r"^(\s*)/\* STARTER: (.*) \*/\s*$")
 
 class MarkerError(ValueError):
     pass
+
+
+def statements(code):
+    """CODE cut after each ';' outside parentheses and quotes: "(void)a;
+    (void)b;" is two lines of a starter, as the tree's .clang-format wants
+    them. A preprocessor line stays whole."""
+    if code.startswith("#"):
+        return [code]
+    out, depth, quote, start = [], 0, None, 0
+    for i, c in enumerate(code):
+        if quote:
+            if c == quote and code[i - 1] != "\\":
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ";" and depth == 0:
+            out.append(code[start:i + 1].strip())
+            start = i + 1
+    if code[start:].strip():
+        out.append(code[start:].strip())
+    return out
 
 
 def starter(text, where="<input>"):
@@ -42,8 +68,12 @@ def starter(text, where="<input>"):
             continue
         m = STARTER.match(line)
         if m:
-            out.append(m.group(1) + m.group(2) + "\n")
+            code = m.group(2)
+            lead = m.group(1) + code[:len(code) - len(code.lstrip())]
+            out += [lead + st + "\n" for st in statements(code.strip())]
             continue
+        if not line.strip() and out and not out[-1].strip():
+            continue    # a region removed between two blank lines leaves one
         out.append(line)
     if skip:
         raise MarkerError(f"{where}:{begin_line}: BEGIN SOLUTION never closed")

@@ -9,6 +9,10 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
   manifests      each lab.json loads (the one loader's checks); tests = the
                  binary's tests; each mutant's patch applies (git apply --check)
   starters       labs/ equals what gen-starters derives from solutions/
+  format         each lab's own files (its manifest's "files", in labs/ and
+                 solutions/) are as clang-format 14 lays them out with the
+                 tree's .clang-format (another version lays out differently:
+                 the check then says it did not run)
   common         the simulated kernel's own suite passes
   solutions      every lab against solutions/: every test passes (full points)
   starters fail  every lab against labs/ (earlier labs from solutions/): every
@@ -211,6 +215,29 @@ def loader_message_problems():
     return out
 
 
+def format_problems(labs):
+    """The lab files (each lab's manifest "files", starter and solution)
+    that clang-format 14 would change, or None when no clang-format 14 is
+    installed: the files a student edits, whose editor formats on save, are
+    kept so. common/ keeps its hand-aligned tables and is not checked."""
+    exe = shutil.which("clang-format-14") or shutil.which("clang-format")
+    if not exe:
+        return None
+    r = subprocess.run([exe, "--version"], stdout=subprocess.PIPE, text=True)
+    if "version 14." not in r.stdout:
+        return None
+    bad = []
+    for lab in labs:
+        for top in (LABS, SOLUTIONS):
+            for f in lab.files:
+                path = os.path.join(top, lab.name, f)
+                if path.endswith((".c", ".h")) and os.path.isfile(path) and subprocess.run(
+                        [exe, "--dry-run", "--Werror", path], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode:
+                    bad.append(os.path.relpath(path, ROOT))
+    return bad
+
+
 def stage_manifests(sh, labs):
     """lab.json already passed the loader (all_labs()); the mutants' index and
     patches, and the starters, are checked here."""
@@ -237,6 +264,14 @@ def stage_manifests(sh, labs):
                  "cleanly (git apply --check)", "; ".join(bad) or ("" if mus else "none"))
     problems = starter_diffs(labs)
     sh.check(not problems, "starters equal what gen-starters derives", "; ".join(problems))
+    bad = format_problems(labs)
+    if bad is None:
+        sh.check(True, "format of the lab files: not run (no clang-format 14: ./workbook "
+                 "setup installs Debian 12's)")
+    else:
+        sh.check(not bad, "format of the lab files: clang-format 14 leaves every one as it "
+                 "is (.clang-format)", "clang-format -i " + " ".join(bad) +
+                 " (then ./workbook gen-starters --force)")
     problems = loader_message_problems()
     sh.check(not problems, f"manifest loader: {len(BAD_MANIFESTS) + 1} malformed lab.json each "
              f"refused in one line naming the file and the problem", "; ".join(problems))

@@ -12,7 +12,6 @@
 #include <linux/wait.h>
 #include <sim/trace.h>
 
-
 void rcu_read_lock(void)
 {
 	/* TODO 1: nothing to do in a non-preemptible kernel but tell the debug checks. */
@@ -22,7 +21,6 @@ void rcu_read_unlock(void)
 {
 	/* TODO 2: the matching debug hook. */
 }
-
 
 void synchronize_rcu(void)
 {

@@ -29,7 +29,9 @@ static inline void __list_add_rcu(struct list_head *new, struct list_head *prev,
 				  struct list_head *next)
 {
 	/* TODO 6: fill in @new, then publish it from @prev. */
-	(void)new; (void)prev; (void)next;
+	(void)new;
+	(void)prev;
+	(void)next;
 }
 
 /* list_add_rcu() - insert @new after @head; readers may be walking the list. */
@@ -56,6 +58,6 @@ static inline void list_del_rcu(struct list_head *entry)
 
 /* list_for_each_entry_rcu() - walk @head inside rcu_read_lock(). */
 /* TODO 8: like list_for_each_entry(), loading each ->next with rcu_dereference(). */
-#define list_for_each_entry_rcu(pos, head, member) for (pos = NULL; pos; )
+#define list_for_each_entry_rcu(pos, head, member) for (pos = NULL; pos;)
 
 #endif

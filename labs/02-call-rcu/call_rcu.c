@@ -36,10 +36,10 @@ struct rcu_cblist {
 	struct rcu_head **tail; /* &head when empty, else &last->next */
 };
 
-static DEFINE_SPINLOCK(rcu_cb_lock);   /* guards the three segments */
-static struct rcu_cblist rcu_next;     /* waiting for a grace period to start */
-static struct rcu_cblist rcu_wait;     /* waiting for the current grace period */
-static struct rcu_cblist rcu_done;     /* ready to invoke */
+static DEFINE_SPINLOCK(rcu_cb_lock);       /* guards the three segments */
+static struct rcu_cblist rcu_next;         /* waiting for a grace period to start */
+static struct rcu_cblist rcu_wait;         /* waiting for the current grace period */
+static struct rcu_cblist rcu_done;         /* ready to invoke */
 static DECLARE_WAIT_QUEUE_HEAD(rcu_cb_wq); /* the kthread sleeps here when idle */
 static struct task_struct *rcu_cb_task;
 static int rcu_blimit = RCU_DEFAULT_BLIMIT;
@@ -59,7 +59,8 @@ static inline bool cblist_empty(const struct rcu_cblist *l)
 static inline void cblist_enqueue(struct rcu_cblist *l, struct rcu_head *head)
 {
 	/* TODO 1: link @head in after the last element (FIFO). */
-	(void)l; (void)head;
+	(void)l;
+	(void)head;
 }
 
 /* Take the first callback off @l, or NULL if it is empty. */
@@ -80,7 +81,8 @@ static inline struct rcu_head *cblist_dequeue(struct rcu_cblist *l)
 static inline void cblist_splice(struct rcu_cblist *to, struct rcu_cblist *from)
 {
 	/* TODO 2: one pointer store joins the lists; then fix @to's tail and empty @from. */
-	(void)to; (void)from;
+	(void)to;
+	(void)from;
 }
 
 void call_rcu(struct rcu_head *head, rcu_callback_t func)

@@ -13,11 +13,10 @@
 #include <linux/interrupt.h>
 #include <linux/bug.h>
 
-
 void rcu_barrier(void)
 {
 	/* TODO 1: process context only (BUG_ON(in_interrupt())); one caller at
 	 * a time (a mutex); then queue one callback of your own with call_rcu()
 	 * at the tail of the queue and sleep on a completion until it runs. */
-	sim_bug(__FILE__, __LINE__, "rcu_barrier() is not written yet (TODO 1 in rcu_barrier.c)");
+	sim_bug(__FILE__, __LINE__, "rcu_barrier() is not written yet (TODO 1)");
 }

@@ -117,7 +117,7 @@ static void srcu_invoke_callbacks(struct srcu_data *sdp)
 	 * first with rcu_invoke_callback(), each one then no longer pending. A
 	 * callback may free the object its rcu_head lies in. */
 	(void)sdp;
-	sim_bug(__FILE__, __LINE__, "srcu_invoke_callbacks() is not written yet (TODO 4 in srcu.c)");
+	sim_bug(__FILE__, __LINE__, "srcu_invoke_callbacks(): write TODO 4 first");
 }
 
 /* The body of "srcu/N" (given): sleep until this CPU has callbacks of the domain. */

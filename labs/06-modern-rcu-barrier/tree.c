@@ -50,11 +50,11 @@ enum { RCU_DONE_TAIL, RCU_WAIT_TAIL, RCU_NEXT_TAIL, RCU_CBLIST_NSEGS };
  * DONE). ->len is read by other CPUs, so it is written with WRITE_ONCE().
  */
 struct rcu_segcblist {
-	struct rcu_head *head;                      /* oldest first */
+	struct rcu_head *head; /* oldest first */
 	struct rcu_head **tails[RCU_CBLIST_NSEGS];
-	long seglen[RCU_CBLIST_NSEGS];              /* callbacks in each segment */
-	long len;       /* on the list, plus taken off and not yet invoked */
-	long len_lazy;  /* NEXT's lazy callbacks that nothing has hurried yet */
+	long seglen[RCU_CBLIST_NSEGS]; /* callbacks in each segment */
+	long len;                      /* on the list, plus taken off and not yet invoked */
+	long len_lazy;                 /* NEXT's lazy callbacks that nothing has hurried yet */
 };
 
 /* One CPU's share of RCU's callback machinery. */
@@ -72,10 +72,10 @@ static DEFINE_PER_CPU(struct rcu_data, rcu_data);
 
 /* rcu_barrier()'s shared state (Linux's rcu_state has the same fields). */
 static struct rcu_state {
-	struct mutex barrier_mutex;      /* one barrier's work at a time */
-	spinlock_t barrier_lock;         /* offline CPUs' lists, barrier_seq_snap, starts */
-	unsigned long barrier_sequence;  /* odd while a barrier runs; +2 per barrier */
-	atomic_t barrier_cpu_count;      /* markers not yet invoked, plus the barrier's own */
+	struct mutex barrier_mutex;     /* one barrier's work at a time */
+	spinlock_t barrier_lock;        /* offline CPUs' lists, barrier_seq_snap, starts */
+	unsigned long barrier_sequence; /* odd while a barrier runs; +2 per barrier */
+	atomic_t barrier_cpu_count;     /* markers not yet invoked, plus the barrier's own */
 	struct completion barrier_completion;
 } rcu_state;
 

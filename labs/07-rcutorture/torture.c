@@ -48,12 +48,12 @@ static struct {
 	const struct rcu_torture_ops *ops;
 	const struct torture_params *p;
 	struct torture_result *res;
-	struct torture_elem *cur;      /* what readers find: RCU-protected */
-	int fullstop;                  /* the article's flag: stop posting */
-	struct list_head pipe;         /* writer's: replaced elements aging by sync */
+	struct torture_elem *cur; /* what readers find: RCU-protected */
+	int fullstop;             /* the article's flag: stop posting */
+	struct list_head pipe;    /* writer's: replaced elements aging by sync */
 	struct completion writer_done;
 	struct completion barrier_done;
-	atomic_t in_flight;            /* callbacks queued and not yet finished */
+	atomic_t in_flight; /* callbacks queued and not yet finished */
 	atomic_t callbacks;
 	atomic_t grace_periods;
 	atomic_t barrier_cbs_done;
@@ -83,7 +83,10 @@ static void torture_reader_check(struct torture_reader *r, struct torture_elem *
 {
 	int age;
 
-	(void)r; (void)e; (void)seen; (void)age;
+	(void)r;
+	(void)e;
+	(void)seen;
+	(void)age;
 }
 
 /*
@@ -95,7 +98,8 @@ static void torture_reader_check(struct torture_reader *r, struct torture_elem *
  */
 static int torture_linger(struct torture_reader *r, struct torture_elem *e, int seen)
 {
-	(void)r; (void)e;
+	(void)r;
+	(void)e;
 	return seen;
 }
 
@@ -123,7 +127,8 @@ static void torture_pipe_age(void)
 {
 	struct torture_elem *e, *n;
 
-	(void)e; (void)n;
+	(void)e;
+	(void)n;
 }
 
 /*
@@ -147,7 +152,8 @@ static void torture_cb(struct rcu_head *rh)
 static void torture_retire(struct torture_elem *old, int i)
 {
 	WRITE_ONCE(old->age, 1);
-	(void)i; kfree(old);
+	(void)i;
+	kfree(old);
 }
 
 static int torture_writer_fn(void *arg)
@@ -228,8 +234,8 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 		    struct torture_result *res)
 {
 	struct task_struct *writer, *barrier_task, *fake[TORTURE_MAX_FAKEWRITERS];
-	int nfake = p->n_fakewriters < TORTURE_MAX_FAKEWRITERS ?
-		    p->n_fakewriters : TORTURE_MAX_FAKEWRITERS;
+	int nfake = p->n_fakewriters < TORTURE_MAX_FAKEWRITERS ? p->n_fakewriters
+							       : TORTURE_MAX_FAKEWRITERS;
 	int cpu;
 
 	tt.ops = ops;
@@ -263,10 +269,18 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	 * error. Free what is left, collect the readers'
 	 * counts and report success only with no error.
 	 */
-	(void)ops; (void)torture_writer_fn; (void)torture_reader_fn;
-	(void)torture_fakewriter_fn; (void)torture_barrier_fn;
-	(void)torture_collect; (void)torture_free_leftovers;
-	(void)torture_barrier_cb; (void)torture_retire; (void)torture_cb;
-	(void)torture_pipe_age; (void)torture_linger; (void)torture_reader_check;
+	(void)ops;
+	(void)torture_writer_fn;
+	(void)torture_reader_fn;
+	(void)torture_fakewriter_fn;
+	(void)torture_barrier_fn;
+	(void)torture_collect;
+	(void)torture_free_leftovers;
+	(void)torture_barrier_cb;
+	(void)torture_retire;
+	(void)torture_cb;
+	(void)torture_pipe_age;
+	(void)torture_linger;
+	(void)torture_reader_check;
 	return 0;
 }

@@ -73,13 +73,12 @@ static inline void list_del_rcu(struct list_head *entry)
 /* list_for_each_entry_rcu() - walk @head inside rcu_read_lock(). */
 /* TODO 8: like list_for_each_entry(), loading each ->next with rcu_dereference(). */
 /* BEGIN SOLUTION */
-#define list_for_each_entry_rcu(pos, head, member)                                  \
-	for (pos = list_entry(rcu_dereference(list_next_rcu(head)), __typeof__(*pos), \
-			      member);                                                \
-	     &pos->member != (head);                                                  \
-	     pos = list_entry(rcu_dereference(list_next_rcu(&pos->member)),           \
-			      __typeof__(*pos), member))
+#define list_for_each_entry_rcu(pos, head, member)                                             \
+	for (pos = list_entry(rcu_dereference(list_next_rcu(head)), __typeof__(*pos), member); \
+	     &pos->member != (head);                                                           \
+	     pos = list_entry(rcu_dereference(list_next_rcu(&pos->member)), __typeof__(*pos),  \
+			      member))
 /* END SOLUTION */
-/* STARTER: #define list_for_each_entry_rcu(pos, head, member) for (pos = NULL; pos; ) */
+/* STARTER: #define list_for_each_entry_rcu(pos, head, member) for (pos = NULL; pos;) */
 
 #endif

@@ -36,10 +36,10 @@ struct rcu_cblist {
 	struct rcu_head **tail; /* &head when empty, else &last->next */
 };
 
-static DEFINE_SPINLOCK(rcu_cb_lock);   /* guards the three segments */
-static struct rcu_cblist rcu_next;     /* waiting for a grace period to start */
-static struct rcu_cblist rcu_wait;     /* waiting for the current grace period */
-static struct rcu_cblist rcu_done;     /* ready to invoke */
+static DEFINE_SPINLOCK(rcu_cb_lock);       /* guards the three segments */
+static struct rcu_cblist rcu_next;         /* waiting for a grace period to start */
+static struct rcu_cblist rcu_wait;         /* waiting for the current grace period */
+static struct rcu_cblist rcu_done;         /* ready to invoke */
 static DECLARE_WAIT_QUEUE_HEAD(rcu_cb_wq); /* the kthread sleeps here when idle */
 static struct task_struct *rcu_cb_task;
 static int rcu_blimit = RCU_DEFAULT_BLIMIT;
@@ -126,8 +126,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 /* BEGIN SOLUTION */
 static bool rcu_cb_has_work(void)
 {
-	return !cblist_empty(&rcu_next) || !cblist_empty(&rcu_wait) ||
-	       !cblist_empty(&rcu_done);
+	return !cblist_empty(&rcu_next) || !cblist_empty(&rcu_wait) || !cblist_empty(&rcu_done);
 }
 
 /*

@@ -49,5 +49,5 @@ void rcu_barrier(void)
 	wait_for_completion(&rcu_barrier_completion);
 	mutex_unlock(&rcu_barrier_mutex);
 	/* END SOLUTION */
-	/* STARTER: sim_bug(__FILE__, __LINE__, "rcu_barrier() is not written yet (TODO 1 in rcu_barrier.c)"); */
+	/* STARTER: sim_bug(__FILE__, __LINE__, "rcu_barrier() is not written yet (TODO 1)"); */
 }

@@ -225,7 +225,7 @@ static void srcu_invoke_callbacks(struct srcu_data *sdp)
 	}
 	/* END SOLUTION */
 	/* STARTER: (void)sdp; */
-	/* STARTER: sim_bug(__FILE__, __LINE__, "srcu_invoke_callbacks() is not written yet (TODO 4 in srcu.c)"); */
+	/* STARTER: sim_bug(__FILE__, __LINE__, "srcu_invoke_callbacks(): write TODO 4 first"); */
 }
 
 /* The body of "srcu/N" (given): sleep until this CPU has callbacks of the domain. */

@@ -48,12 +48,12 @@ static struct {
 	const struct rcu_torture_ops *ops;
 	const struct torture_params *p;
 	struct torture_result *res;
-	struct torture_elem *cur;      /* what readers find: RCU-protected */
-	int fullstop;                  /* the article's flag: stop posting */
-	struct list_head pipe;         /* writer's: replaced elements aging by sync */
+	struct torture_elem *cur; /* what readers find: RCU-protected */
+	int fullstop;             /* the article's flag: stop posting */
+	struct list_head pipe;    /* writer's: replaced elements aging by sync */
 	struct completion writer_done;
 	struct completion barrier_done;
-	atomic_t in_flight;            /* callbacks queued and not yet finished */
+	atomic_t in_flight; /* callbacks queued and not yet finished */
 	atomic_t callbacks;
 	atomic_t grace_periods;
 	atomic_t barrier_cbs_done;
@@ -343,8 +343,8 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 		    struct torture_result *res)
 {
 	struct task_struct *writer, *barrier_task, *fake[TORTURE_MAX_FAKEWRITERS];
-	int nfake = p->n_fakewriters < TORTURE_MAX_FAKEWRITERS ?
-		    p->n_fakewriters : TORTURE_MAX_FAKEWRITERS;
+	int nfake = p->n_fakewriters < TORTURE_MAX_FAKEWRITERS ? p->n_fakewriters
+							       : TORTURE_MAX_FAKEWRITERS;
 	int cpu;
 
 	tt.ops = ops;
@@ -383,12 +383,12 @@ int rcu_torture_run(const struct rcu_torture_ops *ops, const struct torture_para
 	writer = kthread_run_on_cpu(torture_writer_fn, NULL, 0, "rcu_torture_writer");
 	for (cpu = 1; cpu < nr_cpu_ids; cpu++) {
 		tt.readers[cpu] = (struct torture_reader){ 0 };
-		tt.readers[cpu].task = kthread_run_on_cpu(torture_reader_fn, &tt.readers[cpu],
-							  cpu, "rcu_torture_reader/%u");
+		tt.readers[cpu].task = kthread_run_on_cpu(torture_reader_fn, &tt.readers[cpu], cpu,
+							  "rcu_torture_reader/%u");
 	}
 	for (int i = 0; i < nfake; i++)
-		fake[i] = kthread_run_on_cpu(torture_fakewriter_fn, NULL,
-					     1 + i % (nr_cpu_ids - 1), "rcu_torture_fakewriter/%u");
+		fake[i] = kthread_run_on_cpu(torture_fakewriter_fn, NULL, 1 + i % (nr_cpu_ids - 1),
+					     "rcu_torture_fakewriter/%u");
 	barrier_task = kthread_run_on_cpu(torture_barrier_fn, NULL, 0, "rcu_torture_barrier");
 	wait_for_completion(&tt.writer_done);
 	wait_for_completion(&tt.barrier_done);

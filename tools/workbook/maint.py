@@ -13,7 +13,7 @@ from .run import exe_path, is_stress_name, run_tests
 
 PACKAGES = ["cmake", "ninja-build", "gcc", "pkg-config", "libcriterion-dev", "valgrind",
             "python3", "doxygen", "graphviz", "liburcu-dev", "git", "patch", "inotify-tools",
-            "libdw-dev", "bubblewrap"]
+            "libdw-dev", "bubblewrap", "clang-format"]
 
 
 def missing_packages(names):
