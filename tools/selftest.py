@@ -270,7 +270,7 @@ def stage_manifests(sh, labs):
                  "setup installs Debian 12's)")
     else:
         sh.check(not bad, "format of the lab files: clang-format 14 leaves every one as it "
-                 "is (.clang-format)", "clang-format -i " + " ".join(bad) +
+                 "is (.clang-format)", bad and "clang-format -i " + " ".join(bad) +
                  " (then ./workbook gen-starters --force)")
     problems = loader_message_problems()
     sh.check(not problems, f"manifest loader: {len(BAD_MANIFESTS) + 1} malformed lab.json each "

@@ -212,22 +212,23 @@ int sim_warn_count(void)
 	return SIM_LOCKED(int, S.warns);
 }
 
-void sim_expect_bug(const char *substring)
+static void expect_bug(const char *substring, bool student, bool in_irq)
 {
 	SIM_LOCK();
 	S.expect_bug = substring;
-	S.expect_student_bug = false;
-	S.expect_bug_in_irq = false;
+	S.expect_student_bug = student;
+	S.expect_bug_in_irq = in_irq;
 	SIM_UNLOCK();
+}
+
+void sim_expect_bug(const char *substring)
+{
+	expect_bug(substring, false, false);
 }
 
 void sim_expect_student_bug(const char *substring, bool in_irq)
 {
-	SIM_LOCK();
-	S.expect_bug = substring;
-	S.expect_student_bug = true;
-	S.expect_bug_in_irq = in_irq;
-	SIM_UNLOCK();
+	expect_bug(substring, true, in_irq);
 }
 
 /*
