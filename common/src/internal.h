@@ -11,9 +11,9 @@
  * The locks, and the order in which they nest (take the left one first):
  *
  *   mod_lock (module.c) -> S.lock (here) -> trace_lock (trace.c)
- *   mod_lock, S.lock -> kc_lock (kcsan.c): callback_name() looks up a static
- *   function's name in the debug information under it; kcsan.c takes no
- *   other lock while it holds kc_lock
+ *   mod_lock, S.lock -> kc_lock (kcsan_classify.c): callback_name() looks up
+ *   a static function's name in the debug information under it;
+ *   kcsan_classify.c takes no other lock while it holds kc_lock
  *   slab_lock (slab.c): a leaf, nothing is taken while it is held
  *   name_lock (module.c, callback_name()'s cache): a leaf too
  *
@@ -237,9 +237,10 @@ void kcsan_swap_in(void);
 void kcsan_drain(void);
 void kcsan_fence(void);
 void kcsan_fence_point(uintptr_t pc);
-int kcsan_pc_is_student(uintptr_t pc);
 void kcsan_forget_range(const void *p, size_t n);
 bool kcsan_store_buffered(void *p, long v, size_t size);
+/* kcsan_classify.c: which code is the student's, and where a PC is */
+int kcsan_pc_is_student(uintptr_t pc);
 void kcsan_modules_changed(void);
 void kcsan_split_pc(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n);
 bool kcsan_split_pc_nowait(uintptr_t pc, char *fn, size_t fn_n, char *where, size_t where_n);

@@ -544,7 +544,7 @@ void modules_halt(void)
 /* The name, looked up: its symbol, else its module's name, else "callback". */
 /*
  * A static function has no dynamic symbol for dladdr(): its name comes from
- * the debug information (kcsan.c's lookup; +1, since that lookup takes a
+ * the debug information (kcsan_classify.c's lookup; +1, since that lookup takes a
  * return address and steps back one byte). False if there is none.
  */
 static bool static_function_name(rcu_callback_t fn, char *out)
