@@ -356,7 +356,8 @@ def not_gradable(entry, path):
     return "not a folder"
 
 
-def grade_batch(a, labs, budget):
+def batch_folders(a):
+    """--batch and --out checked: (the reports' folder, made; the entries)."""
     if not a.out:
         raise Fail("--batch needs --out DIR (the folder for the CSV and the reports)")
     if not os.path.isdir(a.batch):
@@ -373,62 +374,36 @@ def grade_batch(a, labs, budget):
         raise Fail(f"--batch {a.batch} is empty")
     check_deps()
     os.makedirs(out, exist_ok=True)
-    hide = [out, os.path.abspath(a.batch)]
+    return out, entries
+
+
+def batch_slots(a, hide):
+    """One claimed slot per parallel job (slots a.slot .. a.slot + jobs - 1: a
+    second batch at once takes another --slot), each with its sandbox."""
     first = Sandbox(hide=hide, slot=a.slot)
     jobs = max(1, a.jobs)
     if first.kind == "user" and jobs > 1:
         say("isolation 'user' (no namespaces): grading one submission at a time, since "
             "parallel submissions would share /tmp")
         jobs = 1
-    # Slots a.slot .. a.slot + jobs - 1: a second batch at once takes another --slot.
-    slots = [Slot(str(a.slot + i), a.prior,
-                  first if i == 0 else Sandbox(first.kind, hide, a.slot + i)).claim()
-             for i in range(jobs)]
-    free = list(slots)
-    lock = threading.Lock()
-    t0 = time.time()
+    return [Slot(str(a.slot + i), a.prior,
+                 first if i == 0 else Sandbox(first.kind, hide, a.slot + i)).claim()
+            for i in range(jobs)]
 
-    def grade_one(entry):
-        path = os.path.join(a.batch, entry)
-        t1 = time.time()
-        why = not_gradable(entry, path)
-        slot = None
-        try:
-            if why:
-                err = why
-                results = [lab_result(l, error=why) for l in labs]
-            else:
-                with lock:
-                    slot = free.pop()
-                try:
-                    impl = locate_impl(path)
-                    results = grade_labs(impl, labs, a.prior, slot, 2, budget, path)
-                    err = ""
-                except Fail as e:
-                    results = [lab_result(l, error=str(e)) for l in labs]
-                    err = str(e)
-            secs = time.time() - t1
-            iso = slot.sandbox.kind if slot else "-"
-            name = report_name(entry)
-            with open(os.path.join(out, f"{name}.txt"), "w") as f:
-                f.write(report_text(results, entry,
-                                    slot.sandbox.describe() if slot else None))
-            with open(os.path.join(out, f"{name}.json"), "w") as f:
-                f.write(report_gradescope(results, secs,
-                                          slot.sandbox.describe() if slot else None))
-            say(f"{entry}: {sum(r['score'] for r in results)}/{sum(r['max'] for r in results)}"
-                f" ({secs:.0f}s, {iso}){' - ' + err if err else ''}")
-            return entry, (results, secs, iso, name, err)
-        finally:
-            if slot:
-                with lock:
-                    free.append(slot)
 
-    rows = {}
-    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        for entry, row in ex.map(grade_one, entries):
-            rows[entry] = row
-    with open(os.path.join(out, "grades.csv"), "w", newline="") as f:
+def write_entry_reports(out, entry, results, secs, slot):
+    """ENTRY's text and Gradescope reports in OUT; their file name's stem."""
+    name = report_name(entry)
+    iso = slot.sandbox.describe() if slot else None
+    with open(os.path.join(out, f"{name}.txt"), "w") as f:
+        f.write(report_text(results, entry, iso))
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        f.write(report_gradescope(results, secs, iso))
+    return name
+
+
+def write_grades_csv(path, labs, entries, rows):
+    with open(path, "w", newline="") as f:
         w = csv.writer(f)    # every cell through csv_cell(): a name is no formula
         w.writerow(["submission", "report"] + [l.name for l in labs] +
                    ["total", "max", "seconds", "isolation", "note"])
@@ -437,6 +412,49 @@ def grade_batch(a, labs, budget):
             w.writerow([csv_cell(entry), f"{name}.txt"] + [r["score"] for r in rs] +
                        [sum(r["score"] for r in rs), sum(r["max"] for r in rs),
                         f"{secs:.1f}", iso, csv_cell(err)])
+
+
+def grade_batch(a, labs, budget):
+    """Every entry of --batch graded, JOBS at a time, each in a slot of its
+    own: a report per entry and grades.csv in --out."""
+    out, entries = batch_folders(a)
+    slots = batch_slots(a, [out, os.path.abspath(a.batch)])
+    free = list(slots)
+    lock = threading.Lock()
+    t0 = time.time()
+
+    def grade_one(entry):
+        path = os.path.join(a.batch, entry)
+        t1 = time.time()
+        err = not_gradable(entry, path)
+        slot = None
+        try:
+            if err:
+                results = [lab_result(l, error=err) for l in labs]
+            else:
+                with lock:
+                    slot = free.pop()
+                try:
+                    results = grade_labs(locate_impl(path), labs, a.prior, slot, 2, budget,
+                                         path)
+                except Fail as e:
+                    results = [lab_result(l, error=str(e)) for l in labs]
+                    err = str(e)
+            secs = time.time() - t1
+            iso = slot.sandbox.kind if slot else "-"
+            name = write_entry_reports(out, entry, results, secs, slot)
+            say(f"{entry}: {sum(r['score'] for r in results)}/{sum(r['max'] for r in results)}"
+                f" ({secs:.0f}s, {iso}){' - ' + err if err else ''}")
+            return entry, (results, secs, iso, name, err)
+        finally:
+            if slot:
+                with lock:
+                    free.append(slot)
+
+    with concurrent.futures.ThreadPoolExecutor(len(slots)) as ex:
+        rows = dict(ex.map(grade_one, entries))
+    write_grades_csv(os.path.join(out, "grades.csv"), labs, entries, rows)
     say(f"graded {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in "
-        f"{time.time() - t0:.0f}s ({first.describe()}): {os.path.join(a.out, 'grades.csv')}")
+        f"{time.time() - t0:.0f}s ({slots[0].sandbox.describe()}): "
+        f"{os.path.join(a.out, 'grades.csv')}")
     return 0
