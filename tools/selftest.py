@@ -146,7 +146,7 @@ def handout_table_problems(lab):
 def handout_manifest_problems(lab):
     """What is wrong with the lab.json a handout gets for LAB: it must load,
     name no hidden test (they are counted: hidden_tests), and show no hint
-    in plain text but the first level (the rest are sealed)."""
+    in plain text but the first level, nor a finding's words (sealed)."""
     with open(os.path.join(LABS, lab.name, "lab.json")) as f:
         text = handout_lab_json(f.read())
     try:
@@ -157,7 +157,7 @@ def handout_manifest_problems(lab):
     return [f"names hidden test {t['name']}" for t in lab.tests
             if t.get("visibility") == "hidden" and t["name"] in text] + \
         [f"shows hint in plain text: {h[:40]}..." for h in
-         [t["hint"] for t in lab.tests] + lab.hints[1:]
+         [t["hint"] for t in lab.tests] + lab.hints[1:] + [f["bug"] for f in lab.findings]
          if json.dumps(h, ensure_ascii=False)[1:-1] in plain]
 
 

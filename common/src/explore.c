@@ -443,6 +443,11 @@ static void hung_report_locked(struct task_struct *t, const char *how, long now_
 	struct task_struct *k = stopping_for_locked(t), *p = poller_locked(), *w = NULL;
 	struct task_struct *h = p ? NULL : hog_locked(now_ms, &w);
 
+	/* the kthread kthread_stop() waits for, itself the hog: its loop does
+	 * not end at kthread_should_stop(), which says more */
+	if (h == k)
+		h = NULL;
+
 	sim_assert_sched_held();
 	if (p)
 		sim_bug_locked(poll_file(p) ? poll_file(p) : p->file ? p->file : "?",

@@ -70,7 +70,8 @@ def handout_lab_json(text):
     hints say what the grader tries, which a student should find out by
     testing (hidden_tests, manifest.py). Every hint but the first level is
     sealed (manifest.seal()): "hint --test" prints a test's hint when asked, and
-    ./workbook hint the next level when asked, never the file at a glance."""
+    ./workbook hint the next level when asked, never the file at a glance; so
+    are the words of the lab's findings (check shows them with the failure)."""
     m = json.loads(text)
     hidden = [t for t in m["tests"] if t.get("visibility") == "hidden"]
     out = {}
@@ -82,6 +83,8 @@ def handout_lab_json(text):
                                        "points": sum(t["points"] for t in hidden)}
         elif k == "hints":
             out[k] = v[:1] + [seal(h) for h in v[1:]]
+        elif k == "findings":   # a bug's words, before the student has met it
+            out[k] = [dict(f, bug=seal(f["bug"])) for f in v]
         else:
             out[k] = v
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

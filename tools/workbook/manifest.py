@@ -311,7 +311,7 @@ class Lab:
         self.real_cmdline = m.get("real", {}).get("cmdline", "")
         self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
         self.hints = [unseal(h) for h in m["hints"]]
-        self.findings = list(m.get("findings", []))
+        self.findings = [dict(f, bug=unseal(f["bug"])) for f in m.get("findings", [])]
         self.check_seeds = m.get("check_seeds", SEEDS)
         self.target = f"{self.label}_tests"
         # A handout's lab.json counts its hidden tests instead of listing them.
