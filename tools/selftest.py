@@ -26,7 +26,8 @@ Stages, each check one PASS or FAIL line, each stage timed, then one line
                  CTest wiring (every test registered, one run through ctest)
   grading        containment: the reference graded as a submission (700/700)
                  and hostile submissions (grading/tests/hostile/), each graded
-                 by ./workbook grade, score 0 and no trace left; in the bwrap
+                 by ./workbook grade, score 0 and no trace left; a class of four
+                 graded with --batch (grades.csv, a report each); in the bwrap
                  sandbox and, as root, again in the fallback 'user' sandbox
   docs           both doc editions, link check
   real           each lab with a real-kernel run, on Linux in QEMU: the

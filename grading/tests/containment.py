@@ -8,9 +8,12 @@ is judged only after that command returned: the score must be the starters'
 (0), and what the attack tried must have left no trace (no file written, no
 solution line seen, no process left, the results true). `./workbook
 selftest` runs it as the stage "grading containment"; each check prints one
-PASS or FAIL line with the score and what the attempt saw.
+PASS or FAIL line with the score and what the attempt saw. Last, a class
+folder graded with `grade --batch` as an instructor grades a class: a row
+and a report per entry, and each entry that is no folder refused with why.
 """
 import concurrent.futures
+import csv
 import json
 import os
 import queue
@@ -205,6 +208,7 @@ def _checks(tmp, env, sandbox):
     with concurrent.futures.ThreadPoolExecutor(slots.qsize()) as ex:
         for results in ex.map(run, jobs):
             yield from results
+    yield batch_check(tmp, env, 2 if parallel else 1)
 
 
 # Links in a submission, each pointing at the reference: (lab graded, what
@@ -374,6 +378,58 @@ def attack_check(kind, tmp, env, slot, secret):
         problems.append("the attack printed nothing: did it run?")
     return (not problems, f"{kind}: {score} ({iso}); saw: " + (" | ".join(saw) or "-"),
             "; ".join(problems))
+
+
+# A class's folder for `grade --batch`: (entry, the note its grades.csv row
+# must carry, or '' for a graded one); alice hands in the reference.
+BATCH = {"alice": "", "bob": "", "carol.zip": "an archive, not a folder",
+         "dave": "a symbolic link, not a folder"}
+
+
+def make_batch(batch):
+    os.makedirs(batch)
+    lab = next(l for l in all_labs() if l.name == LAB1)
+    for f in lab.files:
+        d = os.path.join(batch, "alice", "labs", LAB1, f)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        shutil.copyfile(os.path.join(ROOT, "solutions", LAB1, f), d)
+    copy_starters(os.path.join(batch, "bob"))
+    open(os.path.join(batch, "carol.zip"), "wb").close()
+    os.symlink(os.path.join(batch, "alice"), os.path.join(batch, "dave"))
+
+
+def batch_check(tmp, env, jobs):
+    """`grade --batch` on a class of four, JOBS at a time, lab 1: the
+    reference earns every point, the starters none, an archive and a link
+    are refused with their reason; a report each, a row each."""
+    batch, out = os.path.join(tmp, "batch"), os.path.join(tmp, "batch-out")
+    make_batch(batch)
+    r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--batch", batch, "--out", out,
+                        "-j", str(jobs), LAB1], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+                       env=dict(env, WORKBOOK_GRADE_CHECK_CODE="1"))
+    try:
+        with open(os.path.join(out, "grades.csv"), newline="") as f:
+            rows = {row["submission"]: row for row in csv.DictReader(f)}
+    except OSError:
+        return False, "grade --batch", f"no grades.csv (exit {r.returncode}): " \
+            f"{r.stdout.strip()[-300:]}"
+    problems = []
+    for entry, note in BATCH.items():
+        row = rows.get(entry)
+        if row is None:
+            problems.append(f"{entry}: no row")
+            continue
+        want = row["max"] if entry == "alice" else "0"
+        if row["total"] != want or note not in row["note"]:
+            problems.append(f"{entry}: {row['total']}/{row['max']} '{row['note']}'")
+        if not os.path.isfile(os.path.join(out, row["report"])):
+            problems.append(f"{entry}: no report {row['report']}")
+    said = ", ".join(f"{e} {rows[e]['total']}/{rows[e]['max']}" for e in BATCH if e in rows)
+    return (not problems and r.returncode == 0,
+            f"grade --batch, a class of {len(BATCH)} on lab 1, -j {jobs}: {said}; the archive "
+            f"and the link refused with their reason, a report each",
+            "; ".join(problems) or ("" if r.returncode == 0 else f"exit {r.returncode}"))
 
 
 def main(argv):

@@ -54,56 +54,54 @@ def prior(s):
     s.add_argument("--prior", choices=["own", "solutions"], default="own")
 
 
-def build():
-    """The parser, with each command's group, text and function attached."""
-    p = Parser(prog="workbook", add_help=False)
-    p.add_argument("-h", "--help", action="store_true")
-    sub = p.add_subparsers(dest="cmd", parser_class=Parser)
-    p.groups = {}
+def one_lab(s, test=True):
+    s.add_argument("lab", metavar="LAB")
+    if test:
+        s.add_argument("--test", metavar="SUITE/NAME")
 
-    def cmd(group, name, fn, text):
-        s = sub.add_parser(name, add_help=False)
-        s.set_defaults(fn=fn)
-        s.text = text
-        p.groups.setdefault(group, []).append(s)
-        return s
 
-    S, I, M, R = "Students", "Instructors", "Maintainers", "Readers"
-    cmd(S, "setup", cmd_setup,
-        "install what is missing (apt-get; sudo when not root), then build")
-    s = cmd(S, "status", cmd_status,
+def some_labs(s):
+    s.add_argument("labs", nargs="*", metavar="LAB")
+
+
+def flags(s, *names):
+    for name in names:
+        s.add_argument(name, action="store_true")
+
+
+def student_commands(cmd):
+    cmd("setup", cmd_setup, "install what is missing (apt-get; sudo when not root), then build")
+    s = cmd("status", cmd_status,
             "the board: each lab's tests passed/total, points, next failing test + hint (a lab "
             "whose files and tests did not change shows its last result)")
     prior(s)
-    s.add_argument("labs", nargs="*", metavar="LAB")
-    s = cmd(S, "check", cmd_check,
+    some_labs(s)
+    s = cmd("check", cmd_check,
             "run one lab: each failure with its cause (assertion or BUG, where, which task), the "
             "command that replays it and its timeline; the parallel stress tests run once the "
             "others pass (--all: always); --verbose shows each test's own output; --list lists "
             "the tests; code the grader refuses (not the lab's API) is named first, in one line; "
             "--real: the lab's module on a real Linux kernel in QEMU instead, up to N boots "
             "(default 3), stopping at the first failure")
-    s.add_argument("lab", metavar="LAB")
-    s.add_argument("--test", metavar="SUITE/NAME")
-    s.add_argument("--all", action="store_true")
+    one_lab(s)
+    flags(s, "--all")
     s.add_argument("-v", "--verbose", action="store_true")
-    s.add_argument("--list", action="store_true")
-    s.add_argument("--real", action="store_true")
+    flags(s, "--list", "--real")
     s.add_argument("--boots", type=int, default=None, metavar="N")
     prior(s)
-    s = cmd(S, "hint", cmd_hint, "layered hints: one more each time (or hints 1..N); "
+    s = cmd("hint", cmd_hint, "layered hints: one more each time (or hints 1..N); "
             "--test: the hint of one test, once it has failed")
-    s.add_argument("lab", metavar="LAB")
+    one_lab(s, test=False)
     s.add_argument("n", nargs="?", type=int, metavar="N")
     s.add_argument("--test", metavar="SUITE/NAME")
-    s = cmd(S, "watch", cmd_watch,
-            "re-run check whenever a file of the lab is saved (Ctrl-C stops)")
-    s.add_argument("lab", metavar="LAB")
-    s.add_argument("--test", metavar="SUITE/NAME")
+    s = cmd("watch", cmd_watch, "re-run check whenever a file of the lab is saved (Ctrl-C stops)")
+    one_lab(s)
     prior(s)
     s.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
 
-    s = cmd(I, "grade", cmd_grade,
+
+def instructor_commands(cmd):
+    s = cmd("grade", cmd_grade,
             "grade a submission (--impl: a copy of labs/, or a tree holding one), or with --batch "
             "every entry of DIR (--out DIR gets grades.csv, a row each, plus reports; -j N at "
             "once); --lab-budget: a lab's tests may use SECONDS of CPU time on each CPU (default "
@@ -115,71 +113,92 @@ def build():
     prior(s)
     s.add_argument("--format", choices=["text", "json", "gradescope", "junit"], default="text")
     s.add_argument("--out", metavar="FILE|DIR")
-    s.add_argument("--force", action="store_true")
+    flags(s, "--force")
     s.add_argument("--batch", metavar="DIR")
     s.add_argument("-j", "--jobs", type=int, default=1, metavar="N")
     s.add_argument("--lab-budget", type=float, default=None, metavar="SECONDS")
     s.add_argument("--slot", type=int, default=0, metavar="N")
-    s.add_argument("labs", nargs="*", metavar="LAB")
-    s = cmd(I, "handout", cmd_handout,
+    some_labs(s)
+    s = cmd("handout", cmd_handout,
             "the student distribution (no solutions/, quiz answers, mutants): what git tracks; "
             "refused while a course file is not in git (--force: leave such files out); "
             "--release LAB... adds those labs' solutions")
     s.add_argument("out", metavar="OUT")
     s.add_argument("--release", nargs="+", metavar="LAB")
-    s.add_argument("--force", action="store_true")
+    flags(s, "--force")
 
-    s = cmd(M, "selftest", cmd_selftest,
+
+def maintainer_commands(cmd):
+    s = cmd("selftest", cmd_selftest,
             "prove the workbook: solutions pass, starters fail, mutants caught, starters "
             "generated, valgrind, asan and tsan clean (not with --quick), docs build (CI runs "
             "this); LAB...: only those labs and the ones they build on (no grading containment, "
             "no docs)")
-    s.add_argument("--quick", action="store_true")
-    s.add_argument("labs", nargs="*", metavar="LAB")
-    s = cmd(M, "soak", cmd_soak,
+    flags(s, "--quick")
+    some_labs(s)
+    s = cmd("soak", cmd_soak,
             "the solutions' tests N times each (default 20) in each mode (CTest --repeat "
             "until-fail): flaky tests show up here")
     s.add_argument("--runs", type=int, default=20, metavar="N")
     s.add_argument("--modes", default="deterministic,pct,parallel", metavar="MODE,...")
-    s.add_argument("labs", nargs="*", metavar="LAB")
-    s = cmd(M, "gen-starters", cmd_gen_starters,
+    some_labs(s)
+    s = cmd("gen-starters", cmd_gen_starters,
             "derive labs/NN/* from solutions/NN/* (BEGIN/END SOLUTION, STARTER:)")
-    s.add_argument("--check", action="store_true")
-    s.add_argument("--force", action="store_true")
-    s.add_argument("labs", nargs="*", metavar="LAB")
-    s = cmd(M, "new-lab", cmd_new_lab,
+    flags(s, "--check", "--force")
+    some_labs(s)
+    s = cmd("new-lab", cmd_new_lab,
             "the skeleton of a new lab (manifest, handout, student file with one TODO, its "
             "solution, two tests, a mutant, a quiz) that passes the selftest as it is; "
             "regenerates the Classroom workflow")
     s.add_argument("name", metavar="NN-name")
     s.add_argument("--title", metavar="TEXT")
-    s = cmd(M, "new-mutant", cmd_new_mutant,
+    s = cmd("new-mutant", cmd_new_mutant,
             "FILE, an edited copy of one of the lab's solution files, becomes "
             "solutions/NN/mutants/NAME.patch with the tests that catch it (refused when none "
             "does)")
-    s.add_argument("lab", metavar="LAB")
+    one_lab(s, test=False)
     s.add_argument("name", metavar="NAME")
     s.add_argument("--from", dest="from_file", required=True, metavar="FILE")
     s.add_argument("--description", required=True, metavar="TEXT")
-    s = cmd(M, "mistakes", cmd_mistakes,
+    s = cmd("mistakes", cmd_mistakes,
             "each lab's plausible mistakes (its mutants) by TODO, with the tests that catch each "
             "(deterministic, or the parallel tier only); --real N: each mistake of a module "
             "also on a real kernel, N boots each, beside the simulation's verdict (--write: "
             "into docs/instructors.md)")
     s.add_argument("--real", type=int, default=0, metavar="N")
-    s.add_argument("--write", action="store_true")
-    s.add_argument("labs", nargs="*", metavar="LAB")
+    flags(s, "--write")
+    some_labs(s)
 
-    s = cmd(R, "docs", cmd_docs,
-            "the generated docs (student edition, or with solutions and answers)")
-    s.add_argument("--instructor", action="store_true")
+
+def reader_commands(cmd):
+    s = cmd("docs", cmd_docs, "the generated docs (student edition, or with solutions and answers)")
+    flags(s, "--instructor")
     s.add_argument("--out", metavar="DIR")
-    s = cmd(R, "bench", cmd_bench,
+    s = cmd("bench", cmd_bench,
             "the reference RCU against liburcu and pthread_rwlock; --check: exit 1 when a "
             "target of bench/README is missed beyond its noise band")
-    s.add_argument("--quick", action="store_true")
-    s.add_argument("--check", action="store_true")
+    flags(s, "--quick", "--check")
     s.add_argument("--out", metavar="DIR")
+
+
+GROUPS = [("Students", student_commands), ("Instructors", instructor_commands),
+          ("Maintainers", maintainer_commands), ("Readers", reader_commands)]
+
+
+def build():
+    """The parser, with each command's group, text and function attached."""
+    p = Parser(prog="workbook", add_help=False)
+    p.add_argument("-h", "--help", action="store_true")
+    sub = p.add_subparsers(dest="cmd", parser_class=Parser)
+    p.groups = {}
+    for group, commands in GROUPS:
+        def cmd(name, fn, text, group=group):
+            s = sub.add_parser(name, add_help=False)
+            s.set_defaults(fn=fn)
+            s.text = text
+            p.groups.setdefault(group, []).append(s)
+            return s
+        commands(cmd)
     return p, sub
 
 
