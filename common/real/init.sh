@@ -12,6 +12,7 @@
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
 echo 7 > /proc/sys/kernel/printk     # a module's pr_info() reaches the console
 echo 1 > /proc/sys/kernel/panic_on_oops
 echo 1 > /proc/sys/kernel/panic_on_warn
@@ -43,6 +44,31 @@ rl_rmmod() {
 rl_flood() {
 	echo "RCULABS: flood CPU $1 with ${2:-5000} callbacks of ${3:-20} us"
 	taskset $((1 << $1)) insmod /rculabs_flood.ko nr=${2:-5000} us=${3:-20}
+}
+
+# rl_hog CPU MS: CPU's workqueue busy for MS milliseconds (rculabs_flood.ko
+# loaded): the work items queued there wait (SRCU's callback invocation is
+# one), grace periods do not. Run it from another CPU: a shell on CPU waits
+# too, in a kernel that does not preempt kernel code.
+rl_hog() {
+	echo "RCULABS: hog CPU $1's workqueue for $2 ms"
+	echo "$1" > /sys/module/rculabs_flood/parameters/hog_cpu
+	echo "$2" > /sys/module/rculabs_flood/parameters/wq_hog
+}
+
+# rl_srcu_hold CPU MS: a reader of rculabs_flood.ko's SRCU domain on CPU for
+# MS milliseconds, and a grace period begun on CPU: its grace periods are
+# driven from CPU until the reader leaves and the ones needed meanwhile end.
+rl_srcu_hold() {
+	echo "RCULABS: SRCU reader on CPU $1 for $2 ms"
+	taskset $((1 << $1)) sh -c "echo $2 > /sys/module/rculabs_flood/parameters/srcu_hold"
+}
+
+# rl_expect CAUSE: what follows must end in a report whose cause names
+# CAUSE (the lesson, shown on a real kernel): the boot passes with it, and
+# fails if the scenario runs on to its end without it.
+rl_expect() {
+	echo "RCULABS: expect $1" > /dev/kmsg    # a kernel line: never split by another
 }
 
 # rl_verdict TEXT: a module was to print "RCULABS: PASS TEXT..." or

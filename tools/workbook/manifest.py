@@ -43,12 +43,14 @@ lab.json, format 1:
   early_loads bool: student code's loads may return older values, within
               coherence and barriers (sim_config::early_loads; optional,
               default false)
-  real        {"modules": [{"name", "source"}], "cmdline"}: the lab runs on
+  real        {"modules": [{"name", "source"}], "cmdline", "about"}: the lab runs on
               a real Linux kernel too (./workbook check N --real,
               tools/workbook/real.py): each module is built as a real
-              NAME.ko from the student's file SOURCE (one of "files") and the
+              NAME.ko from SOURCE (one of "files", the student's, or a given
+              module of the lab's tests/, always the workbook's copy) and the
               given files of the lab's real/ folder; real/scenario.sh loads
-              them; "cmdline" adds to the kernel's command line (optional)
+              them; "cmdline" adds to the kernel's command line, "about"
+              says in a sentence what the run shows (both optional)
   format      1                                      (required)
 """
 import base64
@@ -77,7 +79,7 @@ API_KEYS = {"defines": ([str], True), "calls": ([str], False), "header_macros": 
 HIDDEN_KEYS = {"count": (int, True), "points": (int, True)}
 MODULE_KEYS = {"name": (str, True), "source": (str, True), "lab": (str, False),
                "dir": (str, False)}
-REAL_KEYS = {"modules": ([dict], True), "cmdline": (str, False)}
+REAL_KEYS = {"modules": ([dict], True), "cmdline": (str, False), "about": (str, False)}
 REAL_MODULE_KEYS = {"name": (str, True), "source": (str, True)}
 # A kernel BUG whose site is not its cause ("a callback list still links
 # it" is found where callbacks are invoked, made where lists are spliced):
@@ -201,9 +203,9 @@ def validate(where, m, folder):
         check_keys(f"{where}: real", m["real"], REAL_KEYS)
         for i, mod in enumerate(m["real"]["modules"]):
             check_keys(f"{where}: real: modules[{i}]", mod, REAL_MODULE_KEYS)
-            if mod["source"] not in m["files"]:
-                raise Fail(f"{where}: real: modules[{i}]: '{mod['source']}' is not one of "
-                           f"the lab's 'files'")
+            if mod["source"] not in m["files"] and not mod["source"].startswith("tests/"):
+                raise Fail(f"{where}: real: modules[{i}]: '{mod['source']}' is neither one of "
+                           f"the lab's 'files' nor a given module in its tests/")
     for i, f in enumerate(m.get("findings", [])):
         check_keys(f"{where}: findings[{i}]", f, FINDING_KEYS)
         if not f["bug"].strip() or not f["todos"]:
@@ -309,6 +311,11 @@ class Lab:
         # files, the kernel's command line beyond the workbook's own.
         self.real_modules = list(m.get("real", {}).get("modules", []))
         self.real_cmdline = m.get("real", {}).get("cmdline", "")
+        self.real_about = m.get("real", {}).get("about", "")
+        # Only given modules (lab 5's): the run shows the lab's story on the
+        # kernel's own code, the same for every student.
+        self.real_given = bool(self.real_modules) and \
+            not any(mod["source"] in self.files for mod in self.real_modules)
         self.tests = [dict(t, hint=unseal(t["hint"])) for t in m["tests"]]
         self.hints = [unseal(h) for h in m["hints"]]
         self.findings = [dict(f, bug=unseal(f["bug"])) for f in m.get("findings", [])]

@@ -85,10 +85,12 @@ def static(path):
 
 
 
-def build_module(lab, mod, src, out, version):
+def build_module(lab, mod, src, out, version, symbols=()):
     """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c,
     with the lab's tests/*.h (shared with the simulation) on the include
-    path; return the .ko's path, or raise Fail with the compiler's first error."""
+    path and SYMBOLS (Module.symvers files) naming what other modules
+    export; return the .ko's path, or raise Fail with the compiler's first
+    error."""
     name = mod["name"]
     kb = os.path.join(out, name)
     shutil.rmtree(kb, ignore_errors=True)
@@ -106,7 +108,7 @@ def build_module(lab, mod, src, out, version):
         f.write(f"obj-m := {name}.o\n{name}-y := {' '.join(objs)}\n"
                 f"ccflags-y := -I{REAL}/include -I{LABS}/{lab.name}/tests "
                 f"-include {REAL}/rculabs_real.h\n")
-    r = make(kb, version)
+    r = make(kb, version, symbols)
     ko = os.path.join(kb, f"{name}.ko")
     if r.returncode or not os.path.isfile(ko):
         err = next((l for l in r.stdout.splitlines() if "error" in l), r.stdout.strip()[-300:])
@@ -115,9 +117,10 @@ def build_module(lab, mod, src, out, version):
     return ko
 
 
-def make(kb, version):
+def make(kb, version, symbols=()):
+    extra = [f"KBUILD_EXTRA_SYMBOLS={' '.join(symbols)}"] if symbols else []
     return subprocess.run(["make", "-C", f"/usr/lib/modules/{version}/build", f"M={kb}",
-                           "modules"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           "modules"] + extra, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
 
 
@@ -270,8 +273,11 @@ def diagnose(text, kos):
     CAUSE the sentence that names it. A scenario states a verdict of its own
     in a line "RCULABS: PASS ..." or "RCULABS: FAIL ..." (lab 7's module)."""
     lines = text.splitlines()
-    loaded, unloaded, done, passes = {}, {}, False, []
+    loaded, unloaded, done, passes, expect = {}, {}, False, [], None
     for l in lines:
+        e = re.search(r"RCULABS: expect (.*)", l)
+        if e:
+            expect = e.group(1).strip()
         v = re.search(r"RCULABS: (PASS|FAIL) (.*)", l)
         if v and v.group(1) == "PASS":
             passes.append(v.group(2))
@@ -301,8 +307,13 @@ def diagnose(text, kos):
         for pat, kind in REPORT:
             if pat.search(l):
                 i = lines.index(l)
-                return (kind, cause(kind, pat.search(l), lines, i, kos, loaded, unloaded),
-                        excerpt(lines, i)), passes
+                why = cause(kind, pat.search(l), lines, i, kos, loaded, unloaded)
+                if expect and expect in why:
+                    return None, passes + [f"shown, as the lab teaches: {why}"]
+                return (kind, why, excerpt(lines, i)), passes
+    if expect and done:
+        return ("not shown", f"the scenario expected '{expect}', and the kernel ran on to "
+                f"its end without it", [l for l in lines if "RCULABS:" in l][-EXCERPT:]), passes
     if not done:
         return ("no end", "the guest stopped before the scenario's end, with no report",
                 lines[-EXCERPT:]), passes
@@ -329,7 +340,8 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
     frames = [FRAME.match(l) for l in rest if FRAME.match(l)]
     who = f", in {task.group(2)} on CPU {task.group(1)}" if task else ""
     via = next((f.group(1) for f in frames if f.group(1) in
-                ("rcu_do_batch", "call_timer_fn", "run_timer_softirq", "kthread", "process_one_work")), None)
+                ("rcu_do_batch", "srcu_invoke_callbacks", "call_timer_fn", "run_timer_softirq",
+                 "kthread", "process_one_work")), None)
     mod, where = None, None
     if rip and rip.group(1).startswith("0x"):
         mod, where = locate(int(rip.group(1), 16), kos, loaded)
@@ -350,6 +362,7 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
             f"(a kthread that is stopped waits for kthread_should_stop() first)"
     if kind == "oops" and mod in unloaded:
         what = {"rcu_do_batch": "callback into unloaded module",
+                "srcu_invoke_callbacks": "callback into unloaded module",
                 "call_timer_fn": "timer function of unloaded module"}.get(
                     via, "code of unloaded module run")
         return f"{what} {mod}: {where}, run after rmmod {mod} {unloaded[mod]}{who}" + \
@@ -373,13 +386,18 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
     acc, limit = accel()
     say(f"== {lab.name} on a real kernel: Linux {version} in QEMU "
         f"({'KVM' if acc == 'kvm' else 'TCG: no usable KVM'}), 2 CPUs ==")
+    if lab.real_about and not quiet:
+        say(lab.real_about)
     t0 = time.monotonic()
     kos = []
-    for mod in lab.real_modules:
-        src = os.path.join(impl, lab.name, mod["source"])
-        say(f"building {mod['name']}.ko from {os.path.relpath(src, ROOT)} ...")
-        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version), src))
     flood = build_flood(top, version)
+    symvers = [os.path.join(os.path.dirname(flood), "Module.symvers")]
+    for mod in lab.real_modules:
+        # a given module (the lab's tests/) is the workbook's, never the submission's
+        given = mod["source"] not in lab.files
+        src = os.path.join(LABS if given else impl, lab.name, mod["source"])
+        say(f"building {mod['name']}.ko from {os.path.relpath(src, ROOT)} ...")
+        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version, symvers), src))
     initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
     say(f"built in {time.monotonic() - t0:.0f} s; a boot that has not ended after {limit} s is stopped")
     failed, first = 0, None
@@ -391,7 +409,8 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
         if stopped and (bad is None or bad[0] == "no end"):
             bad = ("time limit", f"the guest was stopped at its time limit ({limit} s)",
                    [l.strip() for l in text.splitlines()[-EXCERPT:]])
-        say(f"boot {n}/{boots}: {bad[0] if bad else 'clean'} ({secs:.0f} s)" +
+        ok = "as expected" if lab.real_given else "clean"
+        say(f"boot {n}/{boots}: {bad[0] if bad else ok} ({secs:.0f} s)" +
             " " * 20 * TTY)
         if n == 1 and not quiet:
             for p in passes:
@@ -446,7 +465,7 @@ def mistakes_table(lab, boots, write=False):
         sim = "caught by " + ", ".join(mu.killed_by)
         if not set(mu.files()) & real_files:
             rows.append((mu.name, sim, None, 0, "not run: it changes " + ", ".join(mu.files()) +
-                         "; a real module calls the kernel's own rcu_barrier()"))
+                         ", which the real run does not build (the kernel's own stands in)"))
             continue
         failed, ran, first = run(f"mutant {mu.name}: {mu.description}", mu)
         rows.append((mu.name, sim, failed, ran, first))
