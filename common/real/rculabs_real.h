@@ -17,7 +17,12 @@
  *  - what a test sets in the simulation (lab 3's struct mymod_ctl) is a
  *    module parameter, defined in the lab's real/ folder;
  *  - migrate_to_cpu(), the simulation's way to move the current task to a
- *    CPU, is set_cpus_allowed_ptr() to that CPU alone.
+ *    CPU, is set_cpus_allowed_ptr() to that CPU alone;
+ *  - a callback kthread's hooks: rcu_invoke_callback() calls the callback
+ *    (the simulation also checks whose code it is), rcu_cb_pass_begin(),
+ *    where the simulation's tests hold a pass, is nothing;
+ *  - <sim/sim.h> and <sim/trace.h> (include/sim/): sim_bug() is BUG() with
+ *    its message, the timeline's trace calls do nothing.
  */
 #ifndef RCULABS_REAL_H
 #define RCULABS_REAL_H
@@ -31,6 +36,15 @@
 static inline void migrate_to_cpu(int cpu)
 {
 	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
+
+static inline void rcu_invoke_callback(struct rcu_head *head)
+{
+	head->func(head);
+}
+
+static inline void rcu_cb_pass_begin(void)
+{
 }
 
 #endif

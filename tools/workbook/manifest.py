@@ -48,7 +48,8 @@ lab.json, format 1:
               tools/workbook/real.py): each module is built as a real
               NAME.ko from SOURCE (one of "files", the student's, or a given
               module of the lab's tests/, always the workbook's copy) and the
-              given files of the lab's real/ folder; real/scenario.sh loads
+              given files of the lab's real/ folder (its real.h, if any, is
+              read before SOURCE's first line); real/scenario.sh loads
               them; "cmdline" adds to the kernel's command line, "about"
               says in a sentence what the run shows (both optional)
   format      1                                      (required)

@@ -31,9 +31,10 @@ REPORT = [   # (pattern, what it is): the first of these in the console decides
     (re.compile(r"BUG: unable to handle page fault for address: ([0-9a-f]+)"), "oops"),
     (re.compile(r"general protection fault"), "oops"),
     (re.compile(r"kernel BUG at (\S+)"), "BUG"),
-    (re.compile(r"BUG: (?:kernel NULL pointer dereference|scheduling while atomic|sleeping "
-                r"function called from invalid context)"), "BUG"),
     (re.compile(r"watchdog: BUG: soft lockup"), "soft lockup"),
+    # any other BUG: a NULL dereference, scheduling while atomic, sleeping
+    # in atomic context, an interrupt stack overflowed, ...: named as printed
+    (re.compile(r"(?<!watchdog: )BUG: .*"), "BUG"),
     (re.compile(r"INFO: task (\S+):\d+ blocked for more than (\d+) seconds"), "hung task"),
     (re.compile(r"rcu: INFO: \w+ (?:self-)?detected stall"), "RCU CPU stall"),
     (re.compile(r"WARNING: CPU: \d+ PID: \d+ at "), "WARNING"),
@@ -88,7 +89,7 @@ def static(path):
 def build_module(lab, mod, src, out, version, symbols=()):
     """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c,
     with the lab's tests/*.h (shared with the simulation) on the include
-    path and SYMBOLS (Module.symvers files) naming what other modules
+    path, the lab's real/real.h (if any) read before SRC, and SYMBOLS (Module.symvers files) naming what other modules
     export; return the .ko's path, or raise Fail with the compiler's first
     error."""
     name = mod["name"]
@@ -104,10 +105,13 @@ def build_module(lab, mod, src, out, version, symbols=()):
         if f.endswith(".c"):
             os.symlink(os.path.join(given, f), os.path.join(kb, f))
             objs.append(f[:-2] + ".o")
+    # the lab's own bridge (real/real.h), read after the common one
+    own = os.path.join(given, "real.h")
     with open(os.path.join(kb, "Kbuild"), "w") as f:
         f.write(f"obj-m := {name}.o\n{name}-y := {' '.join(objs)}\n"
                 f"ccflags-y := -I{REAL}/include -I{LABS}/{lab.name}/tests "
-                f"-include {REAL}/rculabs_real.h\n")
+                f"-include {REAL}/rculabs_real.h" +
+                (f" -include {own}" if os.path.isfile(own) else "") + "\n")
     r = make(kb, version, symbols)
     ko = os.path.join(kb, f"{name}.ko")
     if r.returncode or not os.path.isfile(ko):
@@ -370,6 +374,8 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
     if kind == "hung task":      # the task line names khungtaskd, not the task
         return f"hung task: {m.group(1)} blocked for more than {m.group(2)} s" + \
             (f" in {where}" if where else "")
+    if kind == "BUG" and m.group(0).startswith("BUG: "):
+        kind = m.group(0).split(" at ", 1)[0].strip()   # what the BUG says, not where
     return f"{kind}" + (f" in {mod}: {where}" if where else "") + who
 
 
