@@ -12,18 +12,15 @@
  * order they were queued. What a failed check leaves queued is never freed
  * (the guest powers off): a lost callback must not become a use after free.
  */
-#include <linux/atomic.h>
-#include <linux/delay.h>
-#include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include "rculabs_check.h"
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("RCU Labs: the student's call_rcu() on a real kernel");
 
 #define NR_EACH 2000  /* callbacks each task, and each CPU's interrupts, queue */
 #define WAIT_MS 10000 /* how long 8000 queued callbacks may take to run */
-#define ONE_MS 3000   /* ... and one */
 
 struct item {
 	struct rcu_head rh;
@@ -31,73 +28,12 @@ struct item {
 	atomic_t runs;
 };
 
-/* A check's verdict line; its value says whether the check passed. */
-#define PASS(...) ({ pr_info("RCULABS: PASS " __VA_ARGS__); true; })
-#define FAIL(...) ({ pr_info("RCULABS: FAIL " __VA_ARGS__); false; })
-
 static atomic_t invoked;
 
 static void count_cb(struct rcu_head *rh)
 {
 	atomic_inc(&container_of(rh, struct item, rh)->runs);
 	atomic_inc(&invoked);
-}
-
-/* Until @n callbacks have run, or @ms: whether they did. */
-static bool wait_invoked(int n, int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	while (atomic_read(&invoked) < n && time_before(jiffies, end))
-		msleep(10);
-	return atomic_read(&invoked) >= n;
-}
-
-/* Until *@flag is set, or @ms: whether it was. */
-static bool wait_flag(int *flag, int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	while (!READ_ONCE(*flag) && time_before(jiffies, end))
-		msleep(1);
-	return READ_ONCE(*flag);
-}
-
-/* ---- a callback waits for the readers that began before it ---------- */
-
-static struct item gp_item;
-static int gp_inside, gp_done, gp_ran_early;
-
-static int gp_reader(void *unused)
-{
-	rcu_read_lock();
-	WRITE_ONCE(gp_inside, 1);
-	mdelay(200);
-	WRITE_ONCE(gp_ran_early, atomic_read(&gp_item.runs));
-	rcu_read_unlock();
-	WRITE_ONCE(gp_done, 1);
-	return 0;
-}
-
-static bool check_grace_period(void)
-{
-	struct task_struct *t = kthread_run_on_cpu(gp_reader, NULL, 1, "reader/%u");
-
-	if (IS_ERR(t) || !wait_flag(&gp_inside, 2000))
-		return FAIL("grace period: the reader did not start\n");
-	call_rcu(&gp_item.rh, count_cb);
-	wait_flag(&gp_done, 5000);
-	if (READ_ONCE(gp_ran_early))
-		return FAIL("grace period: a callback queued on CPU 0 while a "
-			    "reader was inside on CPU 1 ran before that reader left: does the "
-			    "kthread wait for synchronize_rcu() between taking a callback "
-			    "off rcu_next and invoking it (TODO 4, 6)?\n");
-	if (!wait_invoked(1, ONE_MS))
-		return FAIL("grace period: a callback queued with call_rcu() "
-			    "never ran (%d s): is it queued, and does the kthread invoke it "
-			    "(TODO 3-7)?\n", ONE_MS / 1000);
-	return PASS("grace period: a callback queued while a reader was "
-		    "inside ran after the reader left\n");
 }
 
 /* ---- every callback, from tasks and interrupts, runs exactly once ---- */
@@ -130,7 +66,6 @@ static int queuer(void *arg)
 static bool check_irqs(void)
 {
 	int n = 4 * NR_EACH, lost = 0, twice = 0;
-	unsigned long end;
 	struct item *task_items = kcalloc(2 * NR_EACH, sizeof(*task_items), GFP_KERNEL);
 
 	irq_items = kcalloc(2 * NR_EACH, sizeof(*irq_items), GFP_KERNEL);
@@ -139,11 +74,10 @@ static bool check_irqs(void)
 	atomic_set(&invoked, 0);
 	for (int cpu = 0; cpu < 2; cpu++)
 		kthread_run_on_cpu(queuer, task_items + cpu * NR_EACH, cpu, "queuer/%u");
-	end = jiffies + msecs_to_jiffies(WAIT_MS);
-	while ((atomic_read(&queuers_left) || atomic_read(&irq_next) < 2 * NR_EACH) &&
-	       time_before(jiffies, end))
-		msleep(10);     /* every call_rcu() made, by tasks and interrupts */
-	wait_invoked(n, WAIT_MS);
+	/* every call_rcu() made, by tasks and interrupts; then every callback run */
+	wait_until(!atomic_read(&queuers_left) && atomic_read(&irq_next) == 2 * NR_EACH,
+		   WAIT_MS);
+	wait_until(atomic_read(&invoked) >= n, WAIT_MS);
 	for (int i = 0; i < 2 * NR_EACH; i++) {
 		int t = atomic_read(&task_items[i].runs), q = atomic_read(&irq_items[i].runs);
 
@@ -189,7 +123,7 @@ static bool check_order(void)
 		if (i % 100 == 0)
 			msleep(1);  /* let grace periods end between them */
 	}
-	if (!wait_invoked(NR_EACH, WAIT_MS))
+	if (!wait_until(atomic_read(&invoked) >= NR_EACH, WAIT_MS))
 		return FAIL("order: %d of %d callbacks ran\n",
 			    atomic_read(&invoked), NR_EACH);
 	if (order_bad)
@@ -204,7 +138,10 @@ static int __init lab2_real_init(void)
 {
 	rcu_callbacks_init();
 	/* in the order the lab builds them; the first failure ends the run */
-	if (check_grace_period() && check_irqs())
+	if (rculabs_check_grace_period("does the kthread wait for synchronize_rcu() between "
+				       "taking a callback off rcu_next and invoking it (TODO 4, 6)?",
+				       "is it queued, and does the kthread invoke it (TODO 3-7)?") &&
+	    check_irqs())
 		check_order();
 	return 0;
 }
