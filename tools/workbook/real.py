@@ -433,8 +433,10 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
 
 def report(lab, n, boots, bad, log):
     say(f"FAIL  boot {n} of {boots}: {bad[1]}")
-    say("      the kernel said:")
-    for l in bad[2]:
+    lines = [l for l in bad[2] if bad[1] not in l]  # a check's own verdict is said above
+    if lines:
+        say("      the kernel said:")
+    for l in lines:
         say(f"        {l}")
     say(f"      console: {os.path.relpath(log, ROOT)}")
     say(f"      again:   ./workbook check {lab.name[:2].lstrip('0')} --real (a real boot is "
