@@ -3,8 +3,9 @@
  * rculabs_check.h - what a lab's real checks share (real runs only): the
  * verdict lines the host reads, and waits that end.
  *
- * Rule kept here: a check prints exactly one line, "RCULABS: PASS ..." or
- * "RCULABS: FAIL ...", which the scenario requires (init.sh's rl_verdict)
+ * Rule kept here: a check announces itself (RUNNING("name:")) and prints
+ * exactly one verdict line, "RCULABS: PASS name: ..." or "RCULABS: FAIL
+ * name: ...", which the scenario requires (init.sh's rl_verdict)
  * and the host reports; and it never waits without a bound, measured in
  * jiffies (a loop count is no clock in an emulated machine). A check that
  * calls call_rcu() calls the module's own: the lab's real.h has renamed it
@@ -19,6 +20,9 @@
 #include <linux/kthread.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
+
+/* A check begins: if the guest goes silent now, the host can say where. */
+#define RUNNING(fmt, ...) pr_info("RCULABS: running " fmt "\n", ##__VA_ARGS__)
 
 /* A check's verdict line; its value says whether the check passed. */
 #define PASS(...) ({ pr_info("RCULABS: PASS " __VA_ARGS__); true; })
@@ -67,6 +71,7 @@ static inline bool rculabs_check_grace_period(const char *early, const char *nev
 {
 	static struct rculabs_gp g;     /* a lost callback keeps its memory */
 
+	RUNNING("grace period:");
 	if (IS_ERR(kthread_run_on_cpu(rculabs_gp_reader, &g, 1, "reader/%u")) ||
 	    !wait_until(READ_ONCE(g.inside), 2000))
 		return FAIL("grace period: the reader did not start\n");

@@ -68,6 +68,7 @@ static bool check_irqs(void)
 	int n = 4 * NR_EACH, lost = 0, twice = 0;
 	struct item *task_items = kcalloc(2 * NR_EACH, sizeof(*task_items), GFP_KERNEL);
 
+	RUNNING("from interrupts:");
 	irq_items = kcalloc(2 * NR_EACH, sizeof(*irq_items), GFP_KERNEL);
 	if (!task_items || !irq_items)
 		return FAIL("from interrupts: out of memory\n");
@@ -114,6 +115,7 @@ static bool check_order(void)
 {
 	struct item *items = kcalloc(NR_EACH, sizeof(*items), GFP_KERNEL);
 
+	RUNNING("order:");
 	if (!items)
 		return FAIL("order: out of memory\n");
 	atomic_set(&invoked, 0);

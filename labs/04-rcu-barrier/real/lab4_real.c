@@ -89,6 +89,7 @@ static bool check_empty(void)
 {
 	struct barrier_call b = { 0 };
 
+	RUNNING("empty:");
 	if (!barrier_on(0, &b))
 		return FAIL("empty: rcu_barrier() with no callback queued did not return "
 			    "(%d s): does it wait for a marker on every CPU, each counted "
@@ -108,6 +109,7 @@ static bool check_waits(int caller, int busy)
 	int queued = NR_EACH + NR_FEW, left;
 	struct barrier_call b = { 0 };
 
+	RUNNING("waits on CPU %d, busy CPU %d:", caller, busy);
 	if (!items)
 		return FAIL("waits on CPU %d, busy CPU %d: out of memory\n", caller, busy);
 	busy_cpu = busy;
@@ -136,6 +138,7 @@ static bool check_concurrent(void)
 	bool both;
 	int left;
 
+	RUNNING("concurrent:");
 	if (!items)
 		return FAIL("concurrent: out of memory\n");
 	busy_cpu = -1;
