@@ -123,9 +123,9 @@ def instructor_commands(cmd):
             "the student distribution (no solutions/, quiz answers, mutants): what git tracks; "
             "refused while a course file is not in git (--force: leave such files out); "
             "--release LAB... adds those labs' solutions")
-    s.add_argument("out", metavar="OUT")
-    s.add_argument("--release", nargs="+", metavar="LAB")
     flags(s, "--force")
+    s.add_argument("--release", nargs="+", metavar="LAB")
+    s.add_argument("out", metavar="OUT")
 
 
 def maintainer_commands(cmd):

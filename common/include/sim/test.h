@@ -218,6 +218,22 @@ typedef void (*sim_scenario_fn)(void *arg);
 	}
 
 /**
+ * SIM_TEST_SEEDS_ON() - SIM_TEST_SEEDS() on a kernel of @p ncpus CPUs, its
+ * other settings the defaults: for a scenario whose bug shows only with more
+ * CPUs than the default four (a loop that forgets the CPUs above some
+ * number), or with fewer (two, to keep a forced schedule short).
+ * `SIM_TEST_SEEDS_ON(suite, name, scenario, 8, .description = "...")`.
+ */
+#define SIM_TEST_SEEDS_ON(suite, name, scenario, ncpus, ...)                \
+	SIM_TEST(suite, name, ##__VA_ARGS__)                                  \
+	{                                                                     \
+		struct sim_config cfg = sim_default_config();                 \
+									      \
+		cfg.nr_cpus = (ncpus);                                        \
+		sim_run_seeds(&cfg, (scenario), NULL);                        \
+	}
+
+/**
  * sim_run_seeds() - boot with @p base (NULL: sim_default_config()), run
  * @p fn, halt; once per seed.
  *

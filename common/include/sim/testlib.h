@@ -162,13 +162,17 @@ const char *barrier_caller_polls(const struct barrier_caller *bc);
  * is raised before that CPU's k-th student access (sim_irq_at_access()).
  * Wherever it lands (inside the queueing function, inside the CPU's
  * callback kthread moving its queue), both callbacks must run once. Fill in
- * the first four fields.
+ * the first four fields, and the three that irq_race_expect_once() words its
+ * failures with.
  */
 struct irq_race {
 	int cpu;                                             /**< the CPU swept */
 	void (*queue)(struct rcu_head *rh, rcu_callback_t f); /**< call_rcu, call_rcu_hurry, ... */
 	void (*start)(void);            /**< before each k: start the callbacks (rcu_callbacks_init) */
 	void (*stop)(void);             /**< after each k: stop them (rcu_callbacks_exit) */
+	const char *api;                /**< what @c queue is called in a message: "call_rcu()" */
+	const char *lost_why;           /**< the lab's cause when the task's callback alone ran not once */
+	const char *race_why;           /**< the lab's cause when the interrupt's race lost or doubled one */
 	struct rec_cb by_task;          /**< the task's callback, this k */
 	struct rec_cb by_irq;           /**< the interrupt's callback, this k */
 	int irq_ran;                    /**< the interrupt came, this k */
@@ -187,6 +191,16 @@ struct irq_race {
  * (sim_irq_at_access()).
  */
 long irq_race_sweep(struct irq_race *r, long max_k, void (*check)(struct irq_race *r, long k));
+
+/**
+ * irq_race_expect_once() - the check of irq_race_sweep() that every lab
+ * with a per-CPU queue makes: with no interrupt at access @p k, the task's
+ * callback ran once; with one, both ran once. A failure says how often each
+ * ran, where the interrupt came, and ends with irq_race::lost_why or
+ * irq_race::race_why. It does not wait: whatever must still run (a grace
+ * period's kthreads) has run before it is called.
+ */
+void irq_race_expect_once(struct irq_race *r, long k);
 
 /** @} */
 #endif

@@ -201,14 +201,8 @@ static void idle_cpus(void *arg)
 	kthread_stop(rk);
 }
 
-SIM_TEST(sync, idle_cpus_do_not_hold_it_up,
-	 .description = "a grace period ends without idle CPUs doing anything")
-{
-	struct sim_config cfg = sim_default_config();
-
-	cfg.nr_cpus = IDLE_NR_CPUS;
-	sim_run_seeds(&cfg, idle_cpus, NULL);
-}
+SIM_TEST_SEEDS_ON(sync, idle_cpus_do_not_hold_it_up, idle_cpus, IDLE_NR_CPUS,
+		  .description = "a grace period ends without idle CPUs doing anything")
 
 /* ---- sync/waits_for_a_reader_on_every_cpu -------------------------------- */
 
@@ -243,14 +237,8 @@ static void reader_on_each_cpu(void *arg)
 	}
 }
 
-SIM_TEST(sync, waits_for_a_reader_on_every_cpu,
-	 .description = "with 8 CPUs, synchronize_rcu() waits for a reader on each of them")
-{
-	struct sim_config cfg = sim_default_config();
-
-	cfg.nr_cpus = EVERY_NR_CPUS;
-	sim_run_seeds(&cfg, reader_on_each_cpu, NULL);
-}
+SIM_TEST_SEEDS_ON(sync, waits_for_a_reader_on_every_cpu, reader_on_each_cpu, EVERY_NR_CPUS,
+		  .description = "with 8 CPUs, synchronize_rcu() waits for a reader on each of them")
 
 /* ---- sync/two_callers_each_wait_for_their_readers ------------------------ */
 

@@ -219,9 +219,8 @@ static void seeded(void *arg)
 SIM_TEST(torture, seeded_sweep,
 	 .description = "rcutorture in deterministic mode: no reader sees age >= 2, any seed")
 {
-	struct sim_config cfg = sim_default_config();
+	struct sim_config cfg = sim_forced_config();
 
-	cfg.mode = SIM_DETERMINISTIC;
 	sim_run_seeds(&cfg, seeded, NULL);
 }
 

@@ -123,30 +123,21 @@ SIM_TEST_SEEDS(callbacks, at_most_blimit_per_pass, blimit_per_pass)
  * call_rcu(), inside the kthread taking its queue), both run. One boot
  * serves a CPU's whole sweep (a boot per k is slow under Valgrind).
  */
-static void both_ran_once(struct irq_race *r, long k)
-{
-	cr_assert(r->irq_ran || r->by_task.times == 1,
-		  "a callback queued on CPU %d ran %d times once every task was idle, not once: "
-		  "call_rcu() queues on this CPU (TODO 1), whose kthread invokes it (TODOs 2, 3)",
-		  r->cpu, r->by_task.times);
-	cr_assert(!r->irq_ran || (r->by_task.times == 1 && r->by_irq.times == 1),
-		  "an interrupt on CPU %d before its student access %ld queued a callback with "
-		  "call_rcu() while that CPU was queueing one itself or its kthread was taking "
-		  "the queue: the task's callback ran %d time(s), the interrupt's %d (once "
-		  "each expected): that CPU's queue was updated with interrupts on (call_rcu(), "
-		  "TODO 1, or the kthread's take of the queue, TODO 2)",
-		  r->cpu, k, r->by_task.times, r->by_irq.times);
-}
-
 SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
 {
 	struct sim_config cfg = sim_default_config();
-	static struct irq_race r = { .queue = call_rcu, .start = rcu_callbacks_init,
-				     .stop = rcu_callbacks_exit };
+	static struct irq_race r = {
+		.queue = call_rcu, .start = rcu_callbacks_init, .stop = rcu_callbacks_exit,
+		.api = "call_rcu()",
+		.lost_why = "call_rcu() queues on this CPU (TODO 1), whose kthread invokes it "
+			    "(TODOs 2, 3)",
+		.race_why = "that CPU's queue was updated with interrupts on (call_rcu(), TODO 1, "
+			    "or the kthread's take of the queue, TODO 2)",
+	};
 
 	for (r.cpu = 0; r.cpu < cfg.nr_cpus; r.cpu++) {
 		sim_boot(&cfg);
-		irq_race_sweep(&r, 2000, both_ran_once);
+		irq_race_sweep(&r, 2000, irq_race_expect_once);
 		cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 	}
 }
@@ -193,10 +184,4 @@ static void queued_during_gp(void *arg)
 	rcu_callbacks_exit();
 }
 
-SIM_TEST(callbacks, queued_during_grace_period_waits_for_next)
-{
-	struct sim_config cfg = sim_default_config();
-
-	cfg.nr_cpus = 6;
-	sim_run_seeds(&cfg, queued_during_gp, NULL);
-}
+SIM_TEST_SEEDS_ON(callbacks, queued_during_grace_period_waits_for_next, queued_during_gp, 6)

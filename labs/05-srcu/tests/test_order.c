@@ -254,8 +254,7 @@ static void boot_buffered(uint64_t seed)
 	struct sim_config cfg = two_cpus();
 
 	cfg.seed = seed;
-	cfg.weak_memory = true;
-	cfg.late_stores = true;
+	cfg.weak_memory = cfg.late_stores = true;
 	cfg.access_preempt = 0;
 	sim_boot(&cfg);
 	init_srcu_struct(&ss);

@@ -341,8 +341,8 @@ static void marker_before_count(void *arg)
 
 	(void)arg;
 	lab6_begin();
-	queue_ready_held(2, ready, 3);
 	start_slow_on(3, &cpu3_running);
+	queue_ready_held(2, ready, 3);
 	sends = sim_point_passes(SMP_CALL_SEND_POINT);
 	sim_hold_point(SMP_CALL_RETURN_POINT);
 	start_barrier(&bc, 0, note_cpu3_done);

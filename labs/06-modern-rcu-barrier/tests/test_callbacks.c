@@ -96,27 +96,18 @@ SEEDS_TEST(callbacks, at_most_blimit_per_pass, blimit_passes, 4, ANY_MODE)
  * student access, k = 1, 2, ... (irq_race_sweep(), sim/testlib.h): inside
  * call_rcu_hurry(), inside rcuc/1 moving or taking callbacks. Both run once.
  */
-static void each_ran_once(struct irq_race *r, long k)
-{
-	cr_assert(r->irq_ran || r->by_task.times == 1,
-		  "a callback queued with call_rcu_hurry() on CPU 1 ran %d times once every "
-		  "task was idle, not once (TODO 1-3)", r->by_task.times);
-	cr_assert(!r->irq_ran || (r->by_task.times == 1 && r->by_irq.times == 1),
-		  "an interrupt on CPU 1 before its student access %ld queued a callback while "
-		  "CPU 1 was queueing one or its kthread was moving its list: the task's callback "
-		  "ran %d time(s), the interrupt's %d (once each expected): a change to CPU 1's "
-		  "list was made with interrupts on (TODO 2: the enqueue; TODO 3: an advance, a "
-		  "dequeue or a ->len update)", k, r->by_task.times, r->by_irq.times);
-}
-
 SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
 {
 	struct sim_config cfg = sim_default_config();
-	static struct irq_race r = { .cpu = 1, .queue = call_rcu_hurry,
-				     .start = rcu_callbacks_init, .stop = rcu_callbacks_exit };
+	static struct irq_race r = {
+		.cpu = 1, .queue = call_rcu_hurry, .start = rcu_callbacks_init,
+		.stop = rcu_callbacks_exit, .api = "call_rcu_hurry()", .lost_why = "TODO 1-3",
+		.race_why = "a change to CPU 1's list was made with interrupts on (TODO 2: the "
+			    "enqueue; TODO 3: an advance, a dequeue or a ->len update)",
+	};
 
 	cfg.nr_cpus = 2;
 	sim_boot(&cfg);
-	irq_race_sweep(&r, 3000, each_ran_once);
+	irq_race_sweep(&r, 3000, irq_race_expect_once);
 	cr_assert_eq(sim_halt(), 0, "kmalloc()ed objects never kfree()d");
 }

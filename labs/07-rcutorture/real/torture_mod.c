@@ -29,16 +29,6 @@ module_param(flavour, charp, 0444);
 MODULE_PARM_DESC(flavour, "rcu, or a broken flavour: sync_at_once, barrier_at_once, "
 		 "read_unprotected, call_at_once");
 
-static void real_read_lock(void)
-{
-	rcu_read_lock();
-}
-
-static void real_read_unlock(void)
-{
-	rcu_read_unlock();
-}
-
 /*
  * A reader lingers: 20 us, and one section in 256 for 20 ms, longer than a
  * grace period here (rcutorture's rcu_read_delay() does the same), so that
@@ -54,21 +44,6 @@ static void real_read_delay(void)
 		udelay(20);
 }
 
-static void real_sync(void)
-{
-	synchronize_rcu();
-}
-
-static void real_call(struct rcu_head *head, rcu_callback_t func)
-{
-	call_rcu(head, func);
-}
-
-static void real_barrier(void)
-{
-	rcu_barrier();
-}
-
 static void nothing(void)
 {
 }
@@ -78,17 +53,8 @@ static void call_at_once(struct rcu_head *head, rcu_callback_t func)
 	func(head);
 }
 
-static const struct rcu_torture_ops real_ops = {
-	.name = "rcu",
-	.readlock = real_read_lock,
-	.readunlock = real_read_unlock,
-	.read_delay = real_read_delay,
-	.sync = real_sync,
-	.call = real_call,
-	.cb_barrier = real_barrier,
-	.cb_init = nothing,
-	.cb_exit = nothing,
-};
+/* Linux's own RCU; it needs no starting or stopping. */
+static const struct rcu_torture_ops real_ops = RCU_TORTURE_OPS(real_read_delay, nothing, nothing);
 
 /* Each broken flavour: its name, what it breaks (for the message), its ops. */
 static struct {

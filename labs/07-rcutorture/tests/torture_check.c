@@ -37,18 +37,19 @@ void torture_ref_cb_exit(void)
 	rcu_callbacks_exit();
 }
 
-const struct rcu_torture_ops rcu_ops = {
-	.name = "rcu",
-	.readlock = rcu_read_lock,
-	.readunlock = rcu_read_unlock,
-	.read_delay = ref_read_delay,
-	.sync = synchronize_rcu,
-	.call = call_rcu,
-	.cb_barrier = rcu_barrier,
-	.cb_init = rcu_callbacks_init,
-	/* the reference's own: a torture that leaves a callback queued leaks */
-	.cb_exit = rcu_callbacks_exit,
-};
+void torture_call_rcu_list(struct rcu_head *first)
+{
+	while (first) {
+		struct rcu_head *next = first->next;
+
+		call_rcu(first, first->func);
+		first = next;
+	}
+}
+
+/* cb_exit is the reference's own: a torture that leaves a callback queued leaks. */
+const struct rcu_torture_ops rcu_ops =
+	RCU_TORTURE_OPS(ref_read_delay, rcu_callbacks_init, rcu_callbacks_exit);
 
 /* @member of @except, or the reference's when @except leaves it NULL. */
 #define EXCEPT_OR_REF(except, member) ((except)->member ? (except)->member : rcu_ops.member)
@@ -383,12 +384,7 @@ static void lazy_flush(void)
 	lazy_last = &lazy_first;
 	lazy_len = 0;
 	spin_unlock_irqrestore(&lazy_lock, flags);
-	while (h) {
-		struct rcu_head *next = h->next;
-
-		call_rcu(h, h->func);
-		h = next;
-	}
+	torture_call_rcu_list(h);
 }
 
 static void lazy_call(struct rcu_head *head, rcu_callback_t func)

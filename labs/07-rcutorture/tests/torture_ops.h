@@ -35,6 +35,21 @@ struct rcu_torture_ops {
 	void (*cb_exit)(void);
 };
 
+/*
+ * RCU_TORTURE_OPS() - the ops table of the RCU whose primitives go by the
+ * kernel's own names (the workbook's reference, or Linux's own in a real
+ * run), named "rcu": @read_delay lingers in a reader, @cb_init and @cb_exit
+ * start and stop its callbacks.
+ */
+#define RCU_TORTURE_OPS(read_delay_fn, cb_init_fn, cb_exit_fn)                  \
+	{                                                                     \
+		.name = "rcu", .readlock = rcu_read_lock,                     \
+		.readunlock = rcu_read_unlock, .read_delay = (read_delay_fn), \
+		.sync = synchronize_rcu, .call = call_rcu,                    \
+		.cb_barrier = rcu_barrier, .cb_init = (cb_init_fn),           \
+		.cb_exit = (cb_exit_fn),                                      \
+	}
+
 /* How long and how hard to torture. Counts, never time. */
 struct torture_params {
 	int n_updates;      /* elements the writer replaces, then it stops */
@@ -133,5 +148,10 @@ void torture_expect_caught_at_cleanup(const struct broken_flavour *f);
 /* The reference's cb_exit for a broken flavour: every queued callback runs
  * first (a flavour that names its own cb_exit calls it last). */
 void torture_ref_cb_exit(void);
+
+/* For a flavour that holds callbacks back: hand the list from @first on
+ * (linked by ->next, each with its ->func) to the reference's call_rcu(),
+ * in list order. */
+void torture_call_rcu_list(struct rcu_head *first);
 
 #endif

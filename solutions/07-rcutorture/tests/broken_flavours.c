@@ -148,12 +148,7 @@ static void own_cpu_flush(int cpu)
 		rev = h;
 		h = next;
 	}
-	while (rev) {
-		struct rcu_head *next = rev->next;
-
-		call_rcu(rev, rev->func);
-		rev = next;
-	}
+	torture_call_rcu_list(rev);
 }
 
 static void own_cpu_call(struct rcu_head *head, rcu_callback_t func)
