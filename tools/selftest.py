@@ -48,6 +48,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 
@@ -604,6 +605,57 @@ def stage_real(sh, labs):
                      f"caught", "" if failed else "clean in every boot")
         except Fail as e:
             sh.check(False, f"real: {lab.name}", str(e))
+    graded = [l for l in labs if not l.real_given]
+    if graded:
+        real_grade_check(sh, graded[0])
+
+
+# Appended, in a real build only, to the reference's student file: a real
+# build that can read solutions/ (outside the grader's sandbox) stops here.
+READS_SOLUTIONS = """
+#ifdef MODULE
+#if __has_include("{path}")
+#error "the real build read solutions/: it ran outside the grader's sandbox"
+#endif
+#endif
+"""
+
+
+def real_grade_check(sh, lab):
+    """grade --real on LAB's reference, which asks in its real build alone
+    whether solutions/ can be read: full points, and its real run built in
+    the sandbox (outside it, its #error stops the build), booted clean and
+    reported beside the score, not in it."""
+    sys.path.insert(0, os.path.join(ROOT, "grading", "tests"))
+    import containment
+    tmp = tempfile.mkdtemp(prefix="rculabs-real-grade-")
+    try:
+        for other in all_labs():
+            for f in other.files:
+                d = os.path.join(tmp, "labs", other.name, f)
+                os.makedirs(os.path.dirname(d), exist_ok=True)
+                shutil.copyfile(os.path.join(SOLUTIONS, other.name, f), d)
+        src = lab.real_modules[0]["source"]
+        with open(os.path.join(tmp, "labs", lab.name, src), "a") as f:
+            f.write(READS_SOLUTIONS.format(path=os.path.join(SOLUTIONS, lab.name, src)))
+        r, res = containment.grade(tmp, os.path.join(tmp, "graded.json"), [lab.name],
+                                   dict(os.environ), check_code=True, more=["--real=1"])
+        x = res and res["labs"][0]
+        real_said = x and x.get("real")
+        # The user sandbox (no namespaces) leaves solutions/ in place, unreadable:
+        # the compiler stops at it, which proves the same.
+        if res and res.get("isolation", "").startswith("user"):
+            contained = bool(real_said) and "Permission denied" in (real_said["first"] or "")
+        else:
+            contained = real_said == {"boots": 1, "failed": 0, "first": None}
+        sh.check(bool(x) and x["score"] == x["max_score"] and contained,
+                 f"real: grade --real 1 {lab.name}: the reference graded "
+                 f"{x and x['score']}/{x and x['max_score']}, its module built in the grader's "
+                 f"sandbox (solutions/ unreadable there) and booted, reported beside the score: "
+                 f"{real_said and reports.real_line(real_said)}",
+                 f"real: {real_said}; grade said: {r.stdout.strip()[-400:]}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ main

@@ -107,10 +107,10 @@ def make(kind, dst, subst):
     return 1
 
 
-def grade(sub, out, labs, env, slot=0, budget=None, check_code=False, prior="own"):
+def grade(sub, out, labs, env, slot=0, budget=None, check_code=False, prior="own", more=()):
     env = dict(env, WORKBOOK_GRADE_CHECK_CODE="1" if check_code else "0")
     extra = [f"--slot={slot}", f"--prior={prior}"] + \
-        ([f"--lab-budget={budget}"] if budget else [])
+        ([f"--lab-budget={budget}"] if budget else []) + list(more)
     r = subprocess.run([os.path.join(ROOT, "workbook"), "grade", "--impl", sub, "--format",
                         "json", "--out", out] + extra + labs, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL, env=env)

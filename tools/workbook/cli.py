@@ -107,8 +107,11 @@ def instructor_commands(cmd):
             "once); --lab-budget: a lab's tests may use SECONDS of CPU time on each CPU (default "
             "120) and 3 x SECONDS on the wall clock; --slot N grades in build folder "
             "build-wb-grade-PRIOR-N (default 0; a batch with -j J takes N..N+J-1): two grade "
-            "commands at once need different slots (a busy one is refused). Submission code "
-            "always runs sandboxed (docs/instructors.md)")
+            "commands at once need different slots (a busy one is refused); --real N: each "
+            "lab's module also built and booted N times on a real kernel, in the sandbox too, "
+            "and reported beside its score, never graded (its verdicts come from a kernel the "
+            "submission's code runs in). Submission code always runs sandboxed "
+            "(docs/instructors.md)")
     s.add_argument("--impl", metavar="DIR")
     prior(s)
     s.add_argument("--format", choices=["text", "json", "gradescope", "junit"], default="text")
@@ -118,6 +121,7 @@ def instructor_commands(cmd):
     s.add_argument("-j", "--jobs", type=int, default=1, metavar="N")
     s.add_argument("--lab-budget", type=float, default=None, metavar="SECONDS")
     s.add_argument("--slot", type=int, default=0, metavar="N")
+    s.add_argument("--real", type=int, default=0, metavar="N")
     some_labs(s)
     s = cmd("handout", cmd_handout,
             "the student distribution (no solutions/, quiz answers, mutants): what git tracks; "

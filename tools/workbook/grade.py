@@ -8,7 +8,9 @@ happen in a sandbox (sandbox.py); a test passes only with the
 proof that it reached its end (run.py); results are computed and written only
 after every process of the submission is gone, from what the grader itself
 holds (the proof, the report Criterion's runner wrote), never from a file the
-submission could have written to in the grader's place.
+submission could have written to in the grader's place. A real-kernel run
+(--real) is built and booted in the same sandbox and only reported: what it
+says comes from a kernel the submission's code runs in.
 """
 import concurrent.futures
 import csv
@@ -24,7 +26,7 @@ import sys
 import threading
 import time
 
-from . import objcheck
+from . import objcheck, real
 from .build import check_deps, configure, first_error
 from .common import Fail, JOBS, LABS, ROOT, SOLUTIONS, say
 from .manifest import all_labs, select_labs
@@ -257,9 +259,33 @@ def sandboxed_objcheck(slot, lab, prior, objects):
     return out
 
 
-def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
+def real_run(slot, lab, boots, result):
+    """LAB's module from the slot's submission on a real kernel, BOOTS boots
+    in the slot's sandbox (grade --real): what the report says of it, never
+    points."""
+    if result["error"]:
+        return {"boots": 0, "failed": 0, "first": "not run: the lab was not graded"}
+    top = os.path.join(slot.dir, "real")
+    confined = real.Confined(slot.sandbox, ro=[slot.stage, os.path.join(top, "rculabs_flood")])
+    staged = os.path.relpath(slot.stage, ROOT)
+    try:
+        failed, n, first = real.cmd_real(lab, slot.stage, boots, every=True, quiet=True,
+                                         top=top, confined=confined, tell=progress)
+    except Fail as e:
+        failed, n, first = 0, 0, f"not run: {e}"
+    return {"boots": n, "failed": failed,
+            "first": first and first.replace(staged, "labs")}
+
+
+def progress(*a, **k):
+    """A real run's progress lines: on standard error, off the report's way."""
+    print(*a, **k, file=sys.stderr, flush=True)
+
+
+def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None, boots=0):
     """Grade LABS of the submission at IMPL (inside the submission folder
-    TOP, IMPL itself by default); a list of lab results."""
+    TOP, IMPL itself by default), each with BOOTS real boots reported beside
+    it where it has a real run of the student's code; a list of lab results."""
     missing = stage_submission(impl, slot, labs, top)
     if not slot.configured:
         # No CTest discovery: it runs the test binary (so the submission's
@@ -304,6 +330,8 @@ def grade_labs(impl, labs, prior, slot, jobs=2, budget=LAB_BUDGET, top=None):
                 slot.sandbox.take(wd)
                 r = lab_result(lab, res)  # verdicts from the proofs, not the runner's XML
                 r["usage"] = used.usage()
+        if boots and lab.real_modules and not lab.real_given:
+            r["real"] = real_run(slot, lab, boots, r)
         r["isolation"] = slot.sandbox.kind
         r["seconds"] = time.time() - t1
         out.append(r)
@@ -315,6 +343,10 @@ def cmd_grade(a):
         raise Fail(f"--slot {a.slot}: a slot is a number from 0")
     labs = select_labs(a.labs)
     budget = float(getattr(a, "lab_budget", None) or LAB_BUDGET)
+    if a.real < 0:
+        raise Fail(f"--real {a.real}: the number of real boots is 0 or more")
+    if a.real:
+        real.kernel()     # what --real needs, said in one line before any grading
     if a.batch:
         return grade_batch(a, labs, budget)
     check_out_file(a.out, a.force)
@@ -324,7 +356,7 @@ def cmd_grade(a):
     sb = Sandbox(hide=hide, slot=a.slot)
     t0 = time.time()
     slot = Slot(str(a.slot), a.prior, sb).claim()
-    results = grade_labs(impl, labs, a.prior, slot, JOBS, budget, a.impl or LABS)
+    results = grade_labs(impl, labs, a.prior, slot, JOBS, budget, a.impl or LABS, a.real)
     # Every sandboxed process is gone (each step reaped its own): only now
     # the results are written, by us, where the submission could not write.
     write_out(a.out, render(a.format, results, time.time() - t0, isolation=sb.describe()))
@@ -436,7 +468,7 @@ def grade_batch(a, labs, budget):
                     slot = free.pop()
                 try:
                     results = grade_labs(locate_impl(path), labs, a.prior, slot, 2, budget,
-                                         path)
+                                         path, a.real)
                 except Fail as e:
                     results = [lab_result(l, error=str(e)) for l in labs]
                     err = str(e)

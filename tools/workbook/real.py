@@ -7,6 +7,9 @@ bounded (the guest panics on an oops, a warning, a hung task or a lockup and
 powers off; the host stops it at BOOT_LIMIT), and what the kernel printed is
 reported in the workbook's own form: a cause, the student's function and
 line, the kernel's own lines, the console file and how to run it again.
+A submission's real run (grade --real) builds and boots inside the grader's
+sandbox (Confined), and is reported, never graded: its verdict lines come
+from a kernel in which the submission's own code runs.
 """
 import gzip
 import os
@@ -86,7 +89,33 @@ def static(path):
 
 
 
-def build_module(lab, mod, src, out, version, symbols=()):
+class Confined:
+    """The grader's sandbox (sandbox.py) around a submission's real run: the
+    build of its module (which reads what the submission's source names:
+    without it an #include under #ifdef MODULE could read solutions/) and
+    QEMU. RO: folders outside the sandbox's view that every step reads."""
+
+    def __init__(self, sandbox, ro=()):
+        self.sandbox, self.ro = sandbox, list(ro)
+
+    def run(self, argv, cwd, rw=(), ro=(), timeout=None, **kw):
+        """subprocess.run(ARGV) in the sandbox, RW writable (given to the
+        sandbox's user for the run and taken back after)."""
+        from .run import clean_env
+        for p in rw:
+            self.sandbox.give(p)
+        how = self.sandbox.wrap(argv, cwd, clean_env(), rw=list(rw), ro=self.ro + list(ro),
+                                limits={"as": 16 << 30, "cpu": 2 * BOOT_LIMIT})
+        try:
+            return subprocess.run(stdin=subprocess.DEVNULL, cwd=cwd, timeout=timeout, **kw,
+                                  **how)
+        finally:
+            self.sandbox.reap()
+            for p in rw:
+                self.sandbox.take(p)
+
+
+def build_module(lab, mod, src, out, version, symbols=(), confined=None):
     """MOD as a real NAME.ko in OUT from SRC, linked with the lab's real/*.c,
     with the lab's tests/*.h (shared with the simulation) on the include
     path, the lab's real/real.h (if any) read before SRC, and SYMBOLS (Module.symvers files) naming what other modules
@@ -112,7 +141,7 @@ def build_module(lab, mod, src, out, version, symbols=()):
                 f"ccflags-y := -I{REAL}/include -I{LABS}/{lab.name}/tests "
                 f"-include {REAL}/rculabs_real.h" +
                 (f" -include {own}" if os.path.isfile(own) else "") + "\n")
-    r = make(kb, version, symbols)
+    r = make(kb, version, symbols, confined)
     ko = os.path.join(kb, f"{name}.ko")
     if r.returncode or not os.path.isfile(ko):
         err = next((l for l in r.stdout.splitlines() if "error" in l), r.stdout.strip()[-300:])
@@ -121,11 +150,13 @@ def build_module(lab, mod, src, out, version, symbols=()):
     return ko
 
 
-def make(kb, version, symbols=()):
+def make(kb, version, symbols=(), confined=None):
     extra = [f"KBUILD_EXTRA_SYMBOLS={' '.join(symbols)}"] if symbols else []
-    return subprocess.run(["make", "-C", f"/usr/lib/modules/{version}/build", f"M={kb}",
-                           "modules"] + extra, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+    argv = ["make", "-C", f"/usr/lib/modules/{version}/build", f"M={kb}", "modules"] + extra
+    how = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if confined:
+        return confined.run(argv, kb, rw=[kb], **how)
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, **how)
 
 
 def build_flood(out, version):
@@ -191,18 +222,44 @@ def accel():
     return "tcg", BOOT_LIMIT
 
 
-def boot(version, initrd, log, cmdline=""):
-    """One boot; return (console text, seconds, stopped at the limit?)."""
-    acc, limit = accel()
+def kernel_image(version, top):
+    """A copy of the kernel image in TOP, readable by the sandbox's user
+    (Debian's /boot/vmlinuz-* is root's alone, and /boot is not in the
+    sandbox's view)."""
+    src, dst = f"/boot/vmlinuz-{version}", os.path.join(top, f"vmlinuz-{version}")
+    if not os.path.isfile(dst) or os.path.getmtime(dst) < os.path.getmtime(src):
+        shutil.copyfile(src, dst + ".new")
+        os.chmod(dst + ".new", 0o644)
+        os.replace(dst + ".new", dst)
+    return dst
+
+
+def where(acc, confined):
+    """How the guest runs, for the run's first line."""
+    if confined:
+        return f"TCG, in the grader's sandbox: {confined.sandbox.kind}"
+    return "KVM" if acc == "kvm" else "TCG: no usable KVM"
+
+
+def boot(version, initrd, log, cmdline="", confined=None):
+    """One boot; return (console text, seconds, stopped at the limit?).
+    CONFINED: QEMU in the sandbox, TCG always (the sandbox's /dev has no
+    kvm), the kernel image from a copy beside INITRD."""
+    acc, limit = ("tcg", BOOT_LIMIT) if confined else accel()
+    image = (kernel_image(version, os.path.dirname(os.path.dirname(initrd))) if confined
+             else f"/boot/vmlinuz-{version}")
     cmd = ["qemu-system-x86_64", "-accel", acc, "-m", "512", "-smp", "2", "-nographic",
-           "-no-reboot", "-nic", "none", "-monitor", "none", "-kernel",
-           f"/boot/vmlinuz-{version}", "-initrd", initrd, "-append",
-           f"{APPEND} {cmdline}".strip()]
+           "-no-reboot", "-nic", "none", "-monitor", "none", "-kernel", image,
+           "-initrd", initrd, "-append", f"{APPEND} {cmdline}".strip()]
     t0 = time.monotonic()
     with open(log, "wb") as f:
+        how = dict(stdout=f, stderr=subprocess.STDOUT, timeout=limit)
         try:
-            subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
-                           timeout=limit)
+            if confined:
+                confined.run(cmd, os.path.dirname(initrd),
+                             ro=[os.path.dirname(initrd), os.path.dirname(image)], **how)
+            else:
+                subprocess.run(cmd, stdin=subprocess.DEVNULL, **how)
             stopped = False
         except subprocess.TimeoutExpired:
             stopped = True
@@ -397,19 +454,23 @@ def cause(kind, m, lines, i, kos, loaded, unloaded):
     return f"{kind}" + (f" in {mod}: {where}" if where else "") + who
 
 
-def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
+def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None, confined=None,
+             tell=say):
     """Build LAB's real modules from IMPL, boot up to BOOTS times (all of them
     with EVERY; else stop at the first failure) in build folder TOP (default
-    build-wb-real); return (failed boots, boots run, the first failure's cause)."""
+    build-wb-real), each build and boot of the student's module CONFINED when
+    given (a submission's); progress through TELL; return (failed boots, boots
+    run, the first failure's cause)."""
+    say = tell
     if not lab.real_modules:
         raise Fail(f"{lab.name} has no real-kernel run (its lab.json has no 'real')", 2)
     version = kernel()
     top = top or os.path.join(ROOT, "build-wb-real")
     out = os.path.join(top, lab.name)
     os.makedirs(out, exist_ok=True)
-    acc, limit = accel()
+    acc, limit = ("tcg", BOOT_LIMIT) if confined else accel()
     say(f"== {lab.name} on a real kernel: Linux {version} in QEMU "
-        f"({'KVM' if acc == 'kvm' else 'TCG: no usable KVM'}), 2 CPUs ==")
+        f"({where(acc, confined)}), 2 CPUs ==")
     if lab.real_about and not quiet:
         say(lab.real_about)
     t0 = time.monotonic()
@@ -421,14 +482,15 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None):
         given = mod["source"] not in lab.files
         src = os.path.join(LABS if given else impl, lab.name, mod["source"])
         say(f"building {mod['name']}.ko from {os.path.relpath(src, ROOT)} ...")
-        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version, symvers), src))
+        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version, symvers,
+                                                None if given else confined), src))
     initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
     say(f"built in {time.monotonic() - t0:.0f} s; a boot that has not ended after {limit} s is stopped")
     failed, first = 0, None
     for n in range(1, boots + 1):
         log = os.path.join(out, f"boot-{n}.log")
         say(f"boot {n}/{boots}: booting, loading, running ...", end="\r" if TTY else "\n")
-        text, secs, stopped = boot(version, initrd, log, lab.real_cmdline)
+        text, secs, stopped = boot(version, initrd, log, lab.real_cmdline, confined)
         bad, passes = diagnose(text, kos, expectations=lab.real_given)
         if stopped and (bad is None or bad[0] == "no end"):
             during = running_check(text)

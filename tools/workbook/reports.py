@@ -34,10 +34,25 @@ def report_text(results, title=None, isolation=None):
         o.write(f"Score: {r['score']}/{r['max']}" +
                 (f" (its tests ran {u['seconds']:.1f} s and used {u['cpu_seconds']:.1f} of "
                  f"{u['cpu_budget']:.0f} CPU-s)" if u else "") + "\n")
+        if "real" in r:
+            o.write(f"{REAL_TITLE}: {real_line(r['real'])}\n")
         tot += r["score"]
         mx += r["max"]
     o.write(f"Score: {tot}/{mx} (total)\n")
     return o.getvalue()
+
+
+REAL_TITLE = ("On a real kernel (reported, not graded: the guest's console, which the "
+              "submission's own code can write to)")
+
+
+def real_line(x):
+    """What a lab's real run (grade --real) came to, in a line."""
+    if not x["boots"]:
+        return x["first"]
+    if not x["failed"]:
+        return f"clean in {x['boots']} of {x['boots']} boots"
+    return f"failed in {x['failed']} of {x['boots']} boots; the first: {x['first']}"
 
 
 def test_rows(results):
@@ -56,6 +71,7 @@ def report_json(results, isolation=None):
     for r in results:
         labs.append({"name": r["lab"].name, "label": r["lab"].label, "score": r["score"],
                      "max_score": r["max"], "error": r["error"], "usage": r.get("usage"),
+                     "real": r.get("real"),
                      "tests": [{"name": t["name"], "passed": ok, "score": s, "max_score": m,
                                 "output": out}
                                for lab, t, ok, s, m, out in test_rows([r])]})
@@ -72,6 +88,12 @@ def report_gradescope(results, secs=None, isolation=None):
         tests.append({"name": f"{lab.name}: {t['name']}", "score": s, "max_score": m,
                       "status": "passed" if ok else "failed", "output": out,
                       "visibility": t.get("visibility", "visible")})
+    for r in results:
+        if "real" in r:
+            x = r["real"]
+            tests.append({"name": f"{r['lab'].name}: {REAL_TITLE}", "score": 0, "max_score": 0,
+                          "status": "passed" if x["boots"] and not x["failed"] else "failed",
+                          "output": real_line(x), "visibility": "visible"})
     doc = {"score": sum(r["score"] for r in results),
            "output": " ".join(f"{r['lab'].name}: {r['score']}/{r['max']}" +
                               (f" ({r['error']})" if r["error"] else "") for r in results) +
