@@ -114,6 +114,7 @@ static bool freed_site_locked(uintptr_t addr, uintptr_t *base, struct kmem_free_
 {
 	bool found = false;
 
+	sim_assert_held(&slab_lock);
 	for (int i = 0; i < q_len && !found; i++) {
 		struct kmem_hdr *h = quarantine[(q_head + i) % QUARANTINE];
 		uintptr_t d = (uintptr_t)h->data;
@@ -129,21 +130,21 @@ static bool freed_site_locked(uintptr_t addr, uintptr_t *base, struct kmem_free_
 
 bool kmem_freed_site(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out)
 {
-	pthread_mutex_lock(&slab_lock);
+	sim_lock_take(&slab_lock);
 	bool found = freed_site_locked(addr, base, out);
 
-	pthread_mutex_unlock(&slab_lock);
+	sim_lock_drop(&slab_lock);
 	return found;
 }
 
 /* For a crash handler: false rather than wait for a lock the crash may hold. */
 bool kmem_freed_site_nowait(uintptr_t addr, uintptr_t *base, struct kmem_free_site *out)
 {
-	if (pthread_mutex_trylock(&slab_lock))
+	if (!sim_lock_try(&slab_lock))
 		return false;
 	bool found = freed_site_locked(addr, base, out);
 
-	pthread_mutex_unlock(&slab_lock);
+	sim_lock_drop(&slab_lock);
 	return found;
 }
 

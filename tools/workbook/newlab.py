@@ -296,6 +296,24 @@ def _mutant(name, stem, label, solution):
     return [os.path.join(d, mname + ".patch"), os.path.join(d, "index.json")]
 
 
+README_LABS = "\nThe labs: "
+
+
+def _list_in_readme(name, title):
+    """Add NAME to README.md's paragraph of the labs ("The labs: ..."), which
+    the selftest checks names every lab; False where there is none."""
+    path = os.path.join(ROOT, "README.md")
+    with open(path) as f:
+        text = f.read()
+    start = text.find(README_LABS)
+    if start < 0:
+        return False
+    end = text.find("\n\n", start + 1)
+    with open(path, "w") as f:
+        f.write(text[:end] + f"\n`{name}`: {title}." + text[end:])
+    return True
+
+
 def cmd_new_lab(a):
     """new-lab NN-name [--title TEXT]: write the skeleton, derive its starter,
     regenerate the Classroom workflow, and say what comes next."""
@@ -336,8 +354,10 @@ def cmd_new_lab(a):
         subprocess.run([sys.executable, os.path.join(workflow, "make-workflow.py")],
                        stdout=f, check=True, cwd=ROOT)
     made = sorted(os.path.relpath(p, ROOT) for p in made)
+    listed = _list_in_readme(a.name, title)
     say(f"new lab {a.name} ({label}): wrote {', '.join(made)}; "
-        f"regenerated grading/github-classroom/classroom.yml")
+        f"regenerated grading/github-classroom/classroom.yml" +
+        ("; added it to README.md's list of the labs" if listed else ""))
     say(f"next: git add labs/{a.name} solutions/{a.name} quizzes/{a.name}.md, then "
         f"./workbook selftest --quick {num} (docs/instructors.md, \"Adding a lab\")")
     return 0
