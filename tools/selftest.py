@@ -277,8 +277,8 @@ def stage_manifests(sh, labs):
                  " (then ./workbook gen-starters --force)")
     unlisted = readme_unlisted()
     sh.check(not unlisted, "README.md's list of the labs names every lab",
-             f"not named there: {', '.join(unlisted)} (add each to its paragraph 'The labs: "
-             f"...'; new-lab does)")
+             unlisted and f"not named there: {', '.join(unlisted)} (add each to its "
+             f"paragraph 'The labs: ...'; new-lab does)")
     problems = loader_message_problems()
     sh.check(not problems, f"manifest loader: {len(BAD_MANIFESTS) + 1} malformed lab.json each "
              f"refused in one line naming the file and the problem", "; ".join(problems))

@@ -159,11 +159,13 @@ def maintainer_commands(cmd):
     s = cmd("new-mutant", cmd_new_mutant,
             "FILE, an edited copy of one of the lab's solution files, becomes "
             "solutions/NN/mutants/NAME.patch with the tests that catch it (refused when none "
-            "does)")
+            "does; --force makes a mutant of that name anew, e.g. once the solution changed "
+            "and its patch no longer applies)")
     one_lab(s, test=False)
     s.add_argument("name", metavar="NAME")
     s.add_argument("--from", dest="from_file", required=True, metavar="FILE")
     s.add_argument("--description", required=True, metavar="TEXT")
+    flags(s, "--force")
     s = cmd("mistakes", cmd_mistakes,
             "each lab's plausible mistakes (its mutants) by TODO, with the tests that catch each "
             "(deterministic, or the parallel tier only); --real N: each mistake of a module "

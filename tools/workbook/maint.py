@@ -154,7 +154,7 @@ def cmd_new_mutant(a):
                        f"deterministic test that does first", 1)
         return det
 
-    killed = mutants.add(lab, a.name, a.description, edited, killers)
+    killed = mutants.add(lab, a.name, a.description, edited, killers, a.force)
     lost = sum(t["points"] for t in lab.tests if t["name"] in killed)
     say(f"solutions/{lab.name}/mutants/{a.name}.patch: caught by {', '.join(killed)} "
         f"(loses {lost} points); listed in its index.json. The selftest proves it from now on")

@@ -139,13 +139,14 @@ def patch_text(lab, name, description, killed_by, rel, edited):
             f"diff --git a/{rel} b/{rel}\n" + r.stdout)
 
 
-def add(lab, name, description, edited, killers):
+def add(lab, name, description, edited, killers, replace=False):
     """Write mutant NAME of LAB (solutions/NN/mutants/NAME.patch, from the
     edited copy EDITED of one of the lab's files) and list it in index.json
     with KILLERS(REL, the lab file it changes) -> the tests that fail, which
     must not be empty:
-    a mistake no test sees is a missing test, not a mutant. Nothing is
-    written unless every check passed."""
+    a mistake no test sees is a missing test, not a mutant. REPLACE: a
+    mutant of that name is made anew (its patch no longer applies once the
+    solution changed). Nothing is written unless every check passed."""
     d = os.path.join(SOLUTIONS, lab.name, "mutants")
     rels = [f for f in lab.files if os.path.basename(f) == os.path.basename(edited)]
     rel = rels[0] if len(rels) == 1 else os.path.basename(edited)
@@ -155,8 +156,9 @@ def add(lab, name, description, edited, killers):
     if rel not in lab.files:
         raise Fail(f"{edited}: name it as the solution file it changes "
                    f"({', '.join(lab.files)})")
-    if os.path.exists(os.path.join(d, name + ".patch")):
-        raise Fail(f"{lab.name} already has a mutant {name}: choose another name")
+    if os.path.exists(os.path.join(d, name + ".patch")) and not replace:
+        raise Fail(f"{lab.name} already has a mutant {name}: choose another name (--force "
+                   f"makes it anew from this copy)")
     if not description.strip():
         raise Fail("--description: say in one sentence what the mistake is")
     probe = patch_text(lab, name, description, [], rel, edited)
@@ -169,6 +171,7 @@ def add(lab, name, description, edited, killers):
     os.makedirs(d, exist_ok=True)
     index = os.path.join(d, "index.json")
     entries = read_json(index) if os.path.isfile(index) else []
+    entries = [e for e in entries if e.get("name") != name]
     entries.append({"name": name, "description": description, "killed_by": killed_by})
     with open(os.path.join(d, name + ".patch"), "w") as f:
         f.write(patch_text(lab, name, description, killed_by, rel, edited))
