@@ -46,6 +46,13 @@ rl_flood() {
 	taskset $((1 << $1)) insmod /rculabs_flood.ko nr=${2:-5000} us=${3:-20}
 }
 
+# rl_keep CPU MS: the flood (rl_flood on CPU) kept at its size for MS ms:
+# what CPU queues meanwhile, after an rcu_barrier() too, waits behind it.
+rl_keep() {
+	echo "RCULABS: keep CPU $1's flood for $2 ms"
+	taskset $((1 << $1)) sh -c "echo $2 > /sys/module/rculabs_flood/parameters/keep"
+}
+
 # rl_hog CPU MS: CPU's workqueue busy for MS milliseconds (rculabs_flood.ko
 # loaded): the work items queued there wait (SRCU's callback invocation is
 # one), grace periods do not. Run it from another CPU: a shell on CPU waits

@@ -7,7 +7,10 @@
  * under test. Loaded on CPU n, it queues nr callbacks there, each spending us
  * microseconds: every callback queued on CPU n after it (the module under
  * test's last ones) is invoked only once these have run, well after one grace
- * period. Writing MS to its parameter wq_hog keeps CPU hog_cpu's workqueue
+ * period. Writing MS to its parameter keep keeps that many queued there for
+ * MS milliseconds, topped up as they run: a callback queued on CPU n in that
+ * time waits behind about nr of them, even one queued just after an
+ * rcu_barrier() drained the first ones. Writing MS to wq_hog keeps CPU hog_cpu's workqueue
  * busy for MS milliseconds, so that what Linux does in work items there (it
  * invokes SRCU's callbacks so) waits, while grace periods go on. It owns an
  * SRCU domain, rculabs_srcu, for a module under test to use (lab 5), as the
@@ -42,11 +45,66 @@ static int hog_ms;
 struct srcu_struct rculabs_srcu;
 EXPORT_SYMBOL_GPL(rculabs_srcu);
 
+static atomic_t queued;          /* flood callbacks queued and not yet run */
+
 static void flood_cb(struct rcu_head *head)
 {
 	udelay(us);
 	kfree(head);
+	atomic_dec(&queued);
 }
+
+/* Queue callbacks on this CPU until nr are waiting; false if memory ran out. */
+static bool flood_top_up(void)
+{
+	while (atomic_read(&queued) < nr) {
+		struct rcu_head *head = kmalloc(sizeof(*head), GFP_KERNEL);
+
+		if (!head)
+			return false;
+		atomic_inc(&queued);
+		call_rcu(head, flood_cb);
+	}
+	return true;
+}
+
+/*
+ * The keeper: on the flood's CPU for keep_ms, it tops the backlog up every
+ * millisecond, so that whatever is queued there meanwhile waits behind
+ * about nr callbacks. It sleeps between top-ups: grace periods go on.
+ */
+static int keep_ms;
+static DECLARE_COMPLETION(keeper_done);
+
+static int keeper_fn(void *arg)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(keep_ms);
+
+	while (time_before(jiffies, end) && flood_top_up())
+		usleep_range(1000, 1100);
+	complete(&keeper_done);
+	return 0;
+}
+
+static int keep_set(const char *val, const struct kernel_param *kp)
+{
+	int cpu = get_cpu(), err = kstrtoint(val, 0, &keep_ms);
+	struct task_struct *t;
+
+	put_cpu();
+	if (err || keep_ms <= 0)
+		return err ?: -EINVAL;
+	t = kthread_create_on_cpu(keeper_fn, NULL, cpu, "rculabs_keeper/%u");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	reinit_completion(&keeper_done);
+	wake_up_process(t);
+	return 0;
+}
+
+static const struct kernel_param_ops keep_ops = { .set = keep_set };
+module_param_cb(keep, &keep_ops, NULL, 0200);
+MODULE_PARM_DESC(keep, "write MS, from the flood's CPU: nr callbacks kept queued there for MS ms");
 
 /*
  * A work item that spins: a CPU's workqueue starts another worker only when
@@ -138,19 +196,15 @@ static int __init flood_init(void)
 
 	if (err)
 		return err;
-	for (int i = 0; i < nr; i++) {
-		struct rcu_head *head = kmalloc(sizeof(*head), GFP_KERNEL);
-
-		if (!head)
-			break;
-		call_rcu(head, flood_cb);
-	}
+	flood_top_up();
 	return 0;
 }
 
 static void __exit flood_exit(void)
 {
 	flush_work(&hog_work);
+	if (keep_ms)
+		wait_for_completion(&keeper_done);
 	rcu_barrier();
 	srcu_barrier(&rculabs_srcu);
 	cleanup_srcu_struct(&rculabs_srcu);
