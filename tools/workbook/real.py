@@ -272,13 +272,14 @@ def boot(version, initrd, log, cmdline="", confined=None):
 
 
 class Ko:
-    """A built module: its sections' sizes and symbols, and where it was loaded."""
+    """A built module: its sections' sizes and symbols, and where it was loaded.
+    CONFINED (a submission's module): binutils read it in the sandbox too."""
 
-    def __init__(self, name, path, student):
+    def __init__(self, name, path, student, confined=None):
         self.name, self.path, self.student = name, path, student
+        self.confined = confined
         self.sizes, self.symbols = {}, {}
-        out = subprocess.run(["objdump", "-h", "-t", path], stdout=subprocess.PIPE,
-                             text=True).stdout
+        out = self.tool(["objdump", "-h", "-t", path])
         for l in out.splitlines():
             h = re.match(r"\s*\d+\s+(\S+)\s+([0-9a-f]+)\s", l)
             if h:
@@ -287,10 +288,19 @@ class Ko:
             if s:
                 self.symbols[s.group(3)] = (s.group(2), int(s.group(1), 16))
 
+    def tool(self, argv):
+        """ARGV's standard output (a binutils tool reading the .ko)."""
+        how = dict(stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                   errors="replace")
+        if self.confined:
+            return self.confined.run(argv, os.path.dirname(self.path),
+                                     ro=[os.path.dirname(self.path)], **how).stdout
+        return subprocess.run(argv, **how).stdout
+
     def line(self, section, offset):
         """'function() at file:line' for OFFSET into SECTION, the student's file by its path."""
-        out = subprocess.run(["addr2line", "-f", "-e", self.path, "-j", section, hex(offset)],
-                             stdout=subprocess.PIPE, text=True).stdout.split("\n")
+        out = self.tool(["addr2line", "-f", "-e", self.path, "-j", section,
+                         hex(offset)]).split("\n")
         if len(out) < 2 or out[0] == "??":
             return f"{self.name}.ko {section}+{hex(offset)}"
         where = out[1].split(" ")[0]
@@ -482,8 +492,9 @@ def cmd_real(lab, impl=LABS, boots=3, every=False, quiet=False, top=None, confin
         given = mod["source"] not in lab.files
         src = os.path.join(LABS if given else impl, lab.name, mod["source"])
         say(f"building {mod['name']}.ko from {os.path.relpath(src, ROOT)} ...")
-        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version, symvers,
-                                                None if given else confined), src))
+        mine = None if given else confined
+        kos.append(Ko(mod["name"], build_module(lab, mod, src, out, version, symvers, mine),
+                      src, mine))
     initrd = initramfs(out, lab, [k.path for k in kos] + [flood])
     say(f"built in {time.monotonic() - t0:.0f} s; a boot that has not ended after {limit} s is stopped")
     failed, first = 0, None
