@@ -2,10 +2,9 @@
  * testlib.c - the labs' shared test callbacks and barrier callers (see
  * sim/testlib.h).
  *
- * Rule kept here: nothing here knows a lab's code; the callbacks and
- * kthreads record with marked stores, and the test reads and judges. The
- * one judgement made here, irq_race_expect_once(), is every lab's same
- * count, and its failure ends with the cause the lab's test gave it.
+ * Rule kept here: nothing here asserts or knows a lab's code; the callbacks
+ * and kthreads record with marked stores, and the test reads and judges
+ * (IRQ_RACE_EXPECT_ONCE(), sim/testlib.h, asserts in the test's own file).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -16,7 +15,6 @@
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <sim/sim.h>
-#include <sim/test.h>
 #include <sim/testlib.h>
 #include <sim/trace.h>
 
@@ -183,18 +181,6 @@ long irq_race_sweep(struct irq_race *r, long max_k, void (*check)(struct irq_rac
 		came++;
 	}
 	return came;
-}
-
-void irq_race_expect_once(struct irq_race *r, long k)
-{
-	cr_assert(r->irq_ran || r->by_task.times == 1,
-		  "a callback queued with %s on CPU %d ran %d times once every task was idle, not "
-		  "once: %s", r->api, r->cpu, r->by_task.times, r->lost_why);
-	cr_assert(!r->irq_ran || (r->by_task.times == 1 && r->by_irq.times == 1),
-		  "an interrupt on CPU %d before its student access %ld queued a callback with %s "
-		  "while that CPU was queueing one itself or its kthread was moving or taking its "
-		  "callbacks: the task's callback ran %d time(s), the interrupt's %d (once each "
-		  "expected): %s", r->cpu, k, r->api, r->by_task.times, r->by_irq.times, r->race_why);
 }
 
 static int earlier_kthread_fn(void *arg)

@@ -26,6 +26,7 @@ PACKAGES = ["qemu-system-x86", "linux-image-cloud-amd64", "linux-headers-cloud-a
             "busybox-static", "cpio"]
 REAL = os.path.join(ROOT, "common", "real")
 BOOT_LIMIT = 60            # seconds a boot may take without KVM (a third of it with)
+BUILD_LIMIT = 300          # seconds a submission's module build may take (grade --real)
 EXCERPT = 8                # lines of the kernel's report shown
 TTY = sys.stdout.isatty()  # a progress line is rewritten in place on a terminal
 APPEND = "console=ttyS0 quiet panic=-1 oops=panic"
@@ -98,14 +99,15 @@ class Confined:
     def __init__(self, sandbox, ro=()):
         self.sandbox, self.ro = sandbox, list(ro)
 
-    def run(self, argv, cwd, rw=(), ro=(), timeout=None, **kw):
+    def run(self, argv, cwd, rw=(), ro=(), timeout=None, limits=None, **kw):
         """subprocess.run(ARGV) in the sandbox, RW writable (given to the
-        sandbox's user for the run and taken back after)."""
+        sandbox's user for the run and taken back after), with the sandbox's
+        own limits unless LIMITS (QEMU's) says otherwise."""
         from .run import clean_env
         for p in rw:
             self.sandbox.give(p)
         how = self.sandbox.wrap(argv, cwd, clean_env(), rw=list(rw), ro=self.ro + list(ro),
-                                limits={"as": 16 << 30, "cpu": 2 * BOOT_LIMIT})
+                                limits=limits)
         try:
             return subprocess.run(stdin=subprocess.DEVNULL, cwd=cwd, timeout=timeout, **kw,
                                   **how)
@@ -154,9 +156,15 @@ def make(kb, version, symbols=(), confined=None):
     extra = [f"KBUILD_EXTRA_SYMBOLS={' '.join(symbols)}"] if symbols else []
     argv = ["make", "-C", f"/usr/lib/modules/{version}/build", f"M={kb}", "modules"] + extra
     how = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-    if confined:
-        return confined.run(argv, kb, rw=[kb], **how)
-    return subprocess.run(argv, stdin=subprocess.DEVNULL, **how)
+    if not confined:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, **how)
+    # The submission's source decides what the compiler reads (an #include of
+    # a device under #ifdef MODULE): the sandbox's memory limit and a clock.
+    try:
+        return confined.run(argv, kb, rw=[kb], timeout=BUILD_LIMIT, **how)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, 1, f"error: the build took more than "
+                                                    f"{BUILD_LIMIT} s")
 
 
 def build_flood(out, version):
@@ -256,8 +264,10 @@ def boot(version, initrd, log, cmdline="", confined=None):
         how = dict(stdout=f, stderr=subprocess.STDOUT, timeout=limit)
         try:
             if confined:
+                # QEMU itself (the guest's memory is -m's), not the submission's
                 confined.run(cmd, os.path.dirname(initrd),
-                             ro=[os.path.dirname(initrd), os.path.dirname(image)], **how)
+                             ro=[os.path.dirname(initrd), os.path.dirname(image)],
+                             limits={"as": 16 << 30, "cpu": 2 * BOOT_LIMIT}, **how)
             else:
                 subprocess.run(cmd, stdin=subprocess.DEVNULL, **how)
             stopped = False

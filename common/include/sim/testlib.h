@@ -162,7 +162,7 @@ const char *barrier_caller_polls(const struct barrier_caller *bc);
  * is raised before that CPU's k-th student access (sim_irq_at_access()).
  * Wherever it lands (inside the queueing function, inside the CPU's
  * callback kthread moving its queue), both callbacks must run once. Fill in
- * the first four fields, and the three that irq_race_expect_once() words its
+ * the first four fields, and the three that IRQ_RACE_EXPECT_ONCE() words its
  * failures with.
  */
 struct irq_race {
@@ -193,14 +193,30 @@ struct irq_race {
 long irq_race_sweep(struct irq_race *r, long max_k, void (*check)(struct irq_race *r, long k));
 
 /**
- * irq_race_expect_once() - the check of irq_race_sweep() that every lab
- * with a per-CPU queue makes: with no interrupt at access @p k, the task's
- * callback ran once; with one, both ran once. A failure says how often each
- * ran, where the interrupt came, and ends with irq_race::lost_why or
- * irq_race::race_why. It does not wait: whatever must still run (a grace
- * period's kthreads) has run before it is called.
+ * IRQ_RACE_EXPECT_ONCE() - the check of irq_race_sweep() that every lab
+ * with a per-CPU queue makes, in the lab's own check function (a macro, so
+ * that a failure is reported at the lab's test, not here): with no
+ * interrupt at access @p k, the task's callback ran once; with one, both
+ * ran once. A failure says how often each ran, where the interrupt came,
+ * and ends with irq_race::lost_why or irq_race::race_why. It does not
+ * wait: whatever must still run (a grace period's kthreads) has run before.
  */
-void irq_race_expect_once(struct irq_race *r, long k);
+#define IRQ_RACE_EXPECT_ONCE(r, k)                                            \
+	do {                                                                  \
+		cr_assert((r)->irq_ran || (r)->by_task.times == 1,            \
+			  "a callback queued with %s on CPU %d ran %d times once " \
+			  "every task was idle, not once: %s", (r)->api,        \
+			  (r)->cpu, (r)->by_task.times, (r)->lost_why);         \
+		cr_assert(!(r)->irq_ran ||                                    \
+			  ((r)->by_task.times == 1 && (r)->by_irq.times == 1),  \
+			  "an interrupt on CPU %d before its student access %ld " \
+			  "queued a callback with %s while that CPU was queueing " \
+			  "one itself or its kthread was moving or taking its "  \
+			  "callbacks: the task's callback ran %d time(s), the "  \
+			  "interrupt's %d (once each expected): %s", (r)->cpu,  \
+			  (k), (r)->api, (r)->by_task.times,                    \
+			  (r)->by_irq.times, (r)->race_why);                    \
+	} while (0)
 
 /** @} */
 #endif

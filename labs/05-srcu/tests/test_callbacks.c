@@ -92,7 +92,7 @@ static void irq_ss_stop(void)
 static void both_ran_once(struct irq_race *r, long k)
 {
 	settle(6);
-	irq_race_expect_once(r, k);
+	IRQ_RACE_EXPECT_ONCE(r, k);
 }
 
 SIM_TEST(callbacks, irq_at_every_access_loses_none, .timeout = 120)
